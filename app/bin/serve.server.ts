@@ -1,0 +1,39 @@
+// `npm run serve`: the production server. Validates the configuration, applies pending
+// migrations, serves the app, and (unless RUN_WORKER_IN_PROCESS=false) runs the sync worker.
+import { config, ConfigError } from "../config.server";
+import { database } from "../db.server";
+import { logger } from "../logger.server";
+import { startWorker } from "../pipeline/worker.server";
+import { loadServerBuild, startHttpServer } from "../server/http.server";
+
+async function main() {
+  const cfg = config();
+  const log = logger();
+  if (cfg.defaultedSecrets.length) {
+    log.warn({ defaulted: cfg.defaultedSecrets }, "using development secrets (allowed only with a local SHOPIFY_APP_URL)");
+  }
+  const db = database();
+  const migrations = await db.migrate();
+  log.info({ database: db.kind, applied: migrations.applied }, "database ready");
+
+  const http = await startHttpServer({ build: await loadServerBuild(), port: cfg.port, host: cfg.host });
+  log.info({ url: http.url }, "Marketing Sync is listening");
+  const worker = cfg.runWorkerInProcess ? startWorker() : undefined;
+
+  const shutdown = async (signal: string) => {
+    log.info({ signal }, "shutting down");
+    await http.close();
+    await worker?.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  // One clear line for configuration mistakes; a stack for anything unexpected.
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,31 @@
+// `npm run worker`: sync workers alone, for scale-out on PostgreSQL (set RUN_WORKER_IN_PROCESS=false
+// on the app processes if only these should deliver).
+import { config, ConfigError } from "../config.server";
+import { database } from "../db.server";
+import { logger } from "../logger.server";
+import { startWorker } from "../pipeline/worker.server";
+
+async function main() {
+  const cfg = config();
+  if (cfg.database.kind === "pglite") {
+    console.error("npm run worker needs DATABASE_URL: with embedded PGlite the worker runs inside the app (npm start).");
+    process.exit(1);
+  }
+  const db = database();
+  await db.migrate();
+  const count = Math.max(1, Number(process.env.WORKER_COUNT ?? 1));
+  const workers = Array.from({ length: count }, () => startWorker());
+  logger().info({ count }, "workers running");
+  const shutdown = async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await db.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown());
+  process.once("SIGTERM", () => void shutdown());
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

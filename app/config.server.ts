@@ -1,0 +1,130 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * The app's whole configuration, read once from the environment and validated.
+ * A missing or bad value stops start-up with one line naming the variable.
+ *
+ * Secrets may be left out only while the app URL is local (a developer's machine, the demo,
+ * tests): then fixed development values are used. A public app URL requires real secrets,
+ * so a deployed app can never run on the development ones.
+ */
+
+const PROJECT_ROOT = path.resolve(import.meta.dirname, "..");
+export const DEV_SECRETS = {
+  SHOPIFY_API_KEY: "marketing-sync-dev-app",
+  SHOPIFY_API_SECRET: "marketing-sync-dev-secret-not-for-production",
+  // 32 bytes, base64; only ever used with a local app URL.
+  ENCRYPTION_KEY: "ZGV2LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24tdXNlISE=",
+} as const;
+
+const DEFAULT_SCOPES =
+  "read_customers,write_customers,read_orders,read_products,read_checkouts,read_customer_events,write_pixels,read_subscription_contracts,write_app_proxy,read_themes";
+
+const booleanFlag = z
+  .enum(["1", "0", "true", "false", "yes", "no", "on", "off"])
+  .transform((v) => ["1", "true", "yes", "on"].includes(v));
+
+const encryptionKey = z.string().refine(
+  (v) => decodeKey(v)?.length === 32,
+  "must be 32 bytes, given as 64 hex characters or base64",
+);
+
+const envSchema = z.object({
+  SHOPIFY_APP_URL: z.url({ protocol: /^https?$/ }).default("http://localhost:3000"),
+  SHOPIFY_API_KEY: z.string().min(1).optional(),
+  SHOPIFY_API_SECRET: z.string().min(8).optional(),
+  ENCRYPTION_KEY: encryptionKey.optional(),
+  SCOPES: z
+    .string()
+    .regex(/^[a-z_]+(,[a-z_]+)*$/, "must be a comma-separated list of scopes")
+    .default(DEFAULT_SCOPES),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  PGLITE_DATA_DIR: z.string().min(1).default(path.join(PROJECT_ROOT, ".data/pglite")),
+  MARKETING_API_URL: z.url({ protocol: /^https?$/ }).default("http://127.0.0.1:4010"),
+  MARKETING_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
+  // Test and demo only: send Shopify Admin API calls (token exchange, GraphQL) to this origin.
+  SHOPIFY_ADMIN_API_ORIGIN: z.url({ protocol: /^https?$/ }).optional(),
+});
+
+export type AppConfig = ReturnType<typeof buildConfig>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+function decodeKey(value: string): Buffer | undefined {
+  if (/^[0-9a-f]{64}$/i.test(value)) return Buffer.from(value, "hex");
+  if (/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return Buffer.from(value, "base64");
+  return undefined;
+}
+
+function isLocalUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host.endsWith(".localhost");
+}
+
+export function buildConfig(env: Record<string, string | undefined>) {
+  // Empty strings count as unset: `FOO= npm start` should behave like no FOO.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue.path[0]);
+    throw new ConfigError(`Invalid configuration: ${name} ${issue.message}`);
+  }
+  const e = parsed.data;
+  const local = isLocalUrl(e.SHOPIFY_APP_URL);
+  const defaulted: string[] = [];
+  const secret = (name: keyof typeof DEV_SECRETS): string => {
+    const value = e[name];
+    if (value) {
+      if (!local && value === DEV_SECRETS[name]) {
+        throw new ConfigError(`Invalid configuration: ${name} is the development value; set a real one for ${e.SHOPIFY_APP_URL}`);
+      }
+      return value;
+    }
+    if (!local) throw new ConfigError(`Invalid configuration: ${name} is required when SHOPIFY_APP_URL is not local`);
+    defaulted.push(name);
+    return DEV_SECRETS[name];
+  };
+  return {
+    appUrl: e.SHOPIFY_APP_URL,
+    apiKey: secret("SHOPIFY_API_KEY"),
+    apiSecret: secret("SHOPIFY_API_SECRET"),
+    encryptionKey: decodeKey(secret("ENCRYPTION_KEY"))!,
+    scopes: e.SCOPES.split(","),
+    database: e.DATABASE_URL
+      ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
+      : ({ kind: "pglite", dataDir: e.PGLITE_DATA_DIR } as const),
+    marketingApiUrl: e.MARKETING_API_URL,
+    marketingApiTimeoutMs: e.MARKETING_API_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+    port: e.PORT,
+    host: e.HOST,
+    runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
+    adminApiOrigin: e.SHOPIFY_ADMIN_API_ORIGIN,
+    /** Names of secrets that fell back to development values (for one start-up warning). */
+    defaultedSecrets: defaulted,
+  };
+}
+
+let cached: AppConfig | undefined;
+
+/** The process configuration; throws ConfigError (one clear line) on a bad environment. */
+export function config(): AppConfig {
+  cached ??= buildConfig(process.env);
+  return cached;
+}
+
+/** For tests that change the environment between cases. */
+export function resetConfigForTests(): void {
+  cached = undefined;
+}

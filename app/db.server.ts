@@ -1,0 +1,129 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { config } from "./config.server";
+import { PrismaClient } from "./generated/prisma/client";
+import { applyMigrations, type MigrationResult, type SqlRunner } from "./db/migrate.server";
+
+export type DatabaseTarget = { kind: "pglite"; dataDir: string } | { kind: "postgres"; url: string };
+
+export interface Database {
+  kind: DatabaseTarget["kind"];
+  prisma: PrismaClient;
+  sql: SqlRunner;
+  migrate(): Promise<MigrationResult>;
+  close(): Promise<void>;
+}
+
+export function openDatabase(target: DatabaseTarget): Database {
+  if (target.kind === "pglite") {
+    // "memory://" keeps the database in memory (tests); anything else is a directory.
+    if (!target.dataDir.includes("://")) mkdirSync(target.dataDir, { recursive: true });
+    const pglite = new PGlite(target.dataDir);
+    // Prisma stores DateTime as UTC in "timestamp without time zone"; raw SQL must agree.
+    void pglite.exec("SET TIME ZONE 'UTC'");
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    const sql: SqlRunner = {
+      exec: async (script) => {
+        await pglite.exec(script);
+      },
+      query: async <T,>(text: string, params?: unknown[]) => (await pglite.query<T>(text, params)).rows,
+      transaction: (fn) =>
+        pglite.transaction((tx) =>
+          fn({
+            exec: async (script) => {
+              await tx.exec(script);
+            },
+            query: async <T,>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
+          }),
+        ),
+      // One process owns a PGlite directory; its queries already run one at a time.
+      withAdvisoryLock: (_key, fn) => fn(),
+    };
+    return {
+      kind: "pglite",
+      prisma,
+      sql,
+      migrate: () => applyMigrations(sql),
+      close: async () => {
+        await prisma.$disconnect();
+        // The adapter does not close PGlite on $disconnect; without this Node keeps running.
+        if (!pglite.closed) await pglite.close();
+      },
+    };
+  }
+  // Prisma stores DateTime as UTC in "timestamp without time zone"; raw SQL must agree.
+  const pool = new pg.Pool({ connectionString: target.url, max: 10, connectionTimeoutMillis: 10_000, options: "-c TimeZone=UTC" });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const sql: SqlRunner = {
+    exec: async (script) => {
+      await pool.query(script);
+    },
+    query: async <T,>(text: string, params?: unknown[]) =>
+      (await pool.query(text, params as unknown[])).rows as T[],
+    transaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await fn({
+          exec: async (script) => {
+            await client.query(script);
+          },
+          query: async <T,>(text: string, params?: unknown[]) => (await client.query(text, params as unknown[])).rows as T[],
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    withAdvisoryLock: async (key, fn) => {
+      // The lock belongs to a session, so hold one connection for the whole run.
+      const client = await pool.connect();
+      try {
+        await client.query("SELECT pg_advisory_lock($1)", [key]);
+        return await fn();
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
+        client.release();
+      }
+    },
+  };
+  return {
+    kind: "postgres",
+    prisma,
+    sql,
+    migrate: () => applyMigrations(sql),
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+// One database per process, on globalThis so that every copy of this module (the Remix build,
+// the worker, scripts and tests that load the app through Vite) shares it: two PGlite
+// instances must never open the same directory.
+const globalKey = Symbol.for("marketing-sync.database");
+type GlobalWithDb = typeof globalThis & { [globalKey]?: Database };
+
+export function database(): Database {
+  const g = globalThis as GlobalWithDb;
+  g[globalKey] ??= openDatabase(config().database);
+  return g[globalKey];
+}
+
+/** Installs a specific database (tests, scripts) as the process database. */
+export function installDatabase(db: Database | undefined): void {
+  (globalThis as GlobalWithDb)[globalKey] = db;
+}
+
+/** The Prisma client of the process database. */
+export function prisma(): PrismaClient {
+  return database().prisma;
+}

@@ -1,0 +1,114 @@
+import { database } from "../db.server";
+import type { SqlQueryable } from "../db/migrate.server";
+import { logger } from "../logger.server";
+import { shopContext } from "../shops/connection.server";
+import { mapAbandonedCheckout } from "../sync/plan";
+import type { AbandonmentInstruction } from "../sync/mappers/common";
+import type { ShopSettings } from "../sync/settings";
+import { claimRows } from "./claim.server";
+import type { PipelinePolicy } from "./policy";
+
+/**
+ * Abandoned checkouts: a checkout with an email starts (or, when its content changed, restarts) a
+ * timer; an order for its checkout or cart token cancels it. Timers live in the database, so they
+ * survive restarts, and each fires at most once.
+ */
+export async function applyAbandonment(
+  tx: SqlQueryable,
+  shop: string,
+  instruction: AbandonmentInstruction,
+  settings: ShopSettings,
+  now: Date,
+  /** The object that completed it (e.g. order:123), kept for support. */
+  source: string
+): Promise<void> {
+  if (instruction.action === "cancel") {
+    await tx.query(
+      `INSERT INTO "CompletedCheckout" (shop, token, "orderId") SELECT $1, t, $3 FROM unnest($2::text[]) AS t
+       ON CONFLICT (shop, token) DO NOTHING`,
+      [shop, instruction.keys, source]
+    );
+    await tx.query(
+      `UPDATE "AbandonmentTimer" SET status = 'cancelled', "updatedAt" = now()
+       WHERE shop = $1 AND status IN ('pending', 'running') AND ("checkoutToken" = ANY($2::text[]) OR "cartToken" = ANY($2::text[]))`,
+      [shop, instruction.keys]
+    );
+    return;
+  }
+  const { key, snapshot } = instruction;
+  if (await isCompleted(tx, shop, [key, snapshot.cartToken])) return;
+  const dueAt = new Date(now.getTime() + settings.abandonmentDelayMinutes * 60_000);
+  // At most one cart/abandoned per checkout: a sent or cancelled timer stays so; an unchanged
+  // cart keeps its running timer; a changed one starts it again.
+  await tx.query(
+    `INSERT INTO "AbandonmentTimer" AS t (shop, "checkoutToken", "cartToken", "dueAt", snapshot, status, "updatedAt")
+     VALUES ($1, $2, $3, $4, $5::jsonb, 'pending', now())
+     ON CONFLICT (shop, "checkoutToken") DO UPDATE SET
+       "cartToken" = EXCLUDED."cartToken", "dueAt" = EXCLUDED."dueAt", snapshot = EXCLUDED.snapshot, "updatedAt" = now()
+     WHERE t.status = 'pending' AND t.snapshot IS DISTINCT FROM EXCLUDED.snapshot`,
+    [shop, key, snapshot.cartToken, dueAt.toISOString(), JSON.stringify(snapshot)]
+  );
+}
+
+/** True when an order completed this checkout or cart. */
+export async function isCompleted(
+  tx: SqlQueryable,
+  shop: string,
+  tokens: (string | null | undefined)[]
+): Promise<boolean> {
+  const list = tokens.filter((t): t is string => Boolean(t));
+  if (!list.length) return false;
+  const rows = await tx.query(`SELECT 1 FROM "CompletedCheckout" WHERE shop = $1 AND token = ANY($2::text[]) LIMIT 1`, [
+    shop,
+    list,
+  ]);
+  return rows.length > 0;
+}
+
+/** Fires due timers: each becomes one `cart/abandoned` call unless an order completed it meanwhile. */
+export async function fireDueTimers(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const due = await claimRows<{
+    shop: string;
+    checkoutToken: string;
+    cartToken: string | null;
+    snapshot: unknown;
+  }>({
+    table: "AbandonmentTimer",
+    workerId,
+    limit: policy.batchSize,
+    leaseMs: policy.leaseMs,
+    due: `q.status = 'pending' AND q."dueAt" <= now()`,
+    orderBy: `q."dueAt"`,
+    key: `shop, "checkoutToken"`,
+    returning: `shop, "checkoutToken", "cartToken", snapshot`,
+    countAttempt: false,
+  });
+  for (const timer of due) {
+    const ctx = await shopContext(timer.shop);
+    const sent = await database().sql.transaction(async (tx) => {
+      const release = `"lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()`;
+      if (await isCompleted(tx, timer.shop, [timer.checkoutToken, timer.cartToken])) {
+        await tx.query(
+          `UPDATE "AbandonmentTimer" SET status = 'cancelled', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
+          [timer.shop, timer.checkoutToken]
+        );
+        return false;
+      }
+      const call = mapAbandonedCheckout(timer.snapshot, {
+        settings: ctx.settings,
+        now: new Date(),
+      });
+      await tx.query(
+        `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, 'checkout', $3::jsonb)`,
+        [timer.shop, `checkout:${timer.checkoutToken}`, JSON.stringify(call)]
+      );
+      await tx.query(
+        `UPDATE "AbandonmentTimer" SET status = 'sent', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
+        [timer.shop, timer.checkoutToken]
+      );
+      return true;
+    });
+    if (sent) logger().info({ shop: timer.shop, checkout: timer.checkoutToken }, "checkout abandoned");
+  }
+  return due.length;
+}

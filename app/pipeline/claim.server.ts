@@ -1,0 +1,41 @@
+import { database } from "../db.server";
+
+/**
+ * Leases up to `limit` rows of a queue table to one worker. `FOR UPDATE SKIP LOCKED` lets many
+ * workers in many processes claim from one PostgreSQL without taking the same row; a row whose
+ * lease ran out (its worker died) is claimable again.
+ */
+export async function claimRows<T>(options: {
+  table: "WebhookDelivery" | "OutboundCall" | "AbandonmentTimer";
+  workerId: string;
+  limit: number;
+  leaseMs: number;
+  /** Condition on the candidate row `q` for it to be due. */
+  due: string;
+  /** Extra joins/conditions (e.g. shop not paused). */
+  from?: string;
+  where?: string;
+  orderBy: string;
+  key: string;
+  returning: string;
+  countAttempt?: boolean;
+}): Promise<T[]> {
+  const t = `"${options.table}"`;
+  const attempts = options.countAttempt === false ? "" : `, attempts = ${t}.attempts + 1`;
+  return database().sql.query<T>(
+    `UPDATE ${t} SET status = 'running', "lockedBy" = $1,
+       "lockedUntil" = now() + ($2::int * interval '1 millisecond')${attempts}
+     WHERE (${options.key}) IN (
+       SELECT ${options.key
+         .split(",")
+         .map((k) => `q.${k.trim()}`)
+         .join(", ")} FROM ${t} q ${options.from ?? ""}
+       WHERE ((${options.due}) OR (q.status = 'running' AND q."lockedUntil" < now()))
+         ${options.where ? `AND (${options.where})` : ""}
+       ORDER BY ${options.orderBy}
+       LIMIT $3
+       FOR UPDATE OF q SKIP LOCKED)
+     RETURNING ${options.returning}`,
+    [options.workerId, options.leaseMs, options.limit]
+  );
+}

@@ -1,0 +1,102 @@
+import { database, prisma } from "../db.server";
+import type { SqlQueryable } from "../db/migrate.server";
+
+export interface CounterDelta {
+  shop: string;
+  kind: string;
+  received?: number;
+  duplicates?: number;
+  delivered?: number;
+  skipped?: number;
+  failed?: number;
+  dead?: number;
+  lastDeliveredAt?: Date;
+  lastLagMs?: number;
+}
+
+const FIELDS = ["received", "duplicates", "delivered", "skipped", "failed", "dead"] as const;
+
+/** Adds deltas to the per-shop, per-kind counters: merged first, then one statement. */
+export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = database().sql): Promise<void> {
+  const merged = new Map<string, CounterDelta>();
+  for (const d of deltas) {
+    const key = `${d.shop}\u0000${d.kind}`;
+    const m = merged.get(key) ?? { shop: d.shop, kind: d.kind };
+    for (const f of FIELDS) if (d[f]) m[f] = (m[f] ?? 0) + d[f]!;
+    if (d.lastDeliveredAt && (!m.lastDeliveredAt || d.lastDeliveredAt > m.lastDeliveredAt)) {
+      m.lastDeliveredAt = d.lastDeliveredAt;
+      m.lastLagMs = d.lastLagMs;
+    }
+    merged.set(key, m);
+  }
+  if (!merged.size) return;
+  // Sorted so that concurrent workers take row locks in the same order (no deadlocks).
+  const rows = [...merged.values()]
+    .sort((a, b) => (a.shop + a.kind < b.shop + b.kind ? -1 : 1))
+    .map((m) => ({
+      ...Object.fromEntries(FIELDS.map((f) => [f, m[f] ?? 0])),
+      shop: m.shop,
+      kind: m.kind,
+      lastDeliveredAt: m.lastDeliveredAt?.toISOString() ?? null,
+      lastLagMs: m.lastLagMs ?? null,
+    }));
+  await tx.query(
+    `INSERT INTO "SyncCounter" AS c (shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs")
+     SELECT shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs"
+       FROM jsonb_to_recordset($1::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
+            skipped int, failed int, dead int, "lastDeliveredAt" timestamptz, "lastLagMs" int)
+     ON CONFLICT (shop, kind) DO UPDATE SET
+       received = c.received + EXCLUDED.received, duplicates = c.duplicates + EXCLUDED.duplicates,
+       delivered = c.delivered + EXCLUDED.delivered, skipped = c.skipped + EXCLUDED.skipped,
+       failed = c.failed + EXCLUDED.failed, dead = c.dead + EXCLUDED.dead,
+       "lastDeliveredAt" = COALESCE(EXCLUDED."lastDeliveredAt", c."lastDeliveredAt"),
+       "lastLagMs" = COALESCE(EXCLUDED."lastLagMs", c."lastLagMs")`,
+    [JSON.stringify(rows)]
+  );
+}
+
+export interface SyncHealth {
+  kind: string;
+  received: number;
+  duplicates: number;
+  delivered: number;
+  skipped: number;
+  failed: number;
+  dead: number;
+  queued: number;
+  lastDeliveredAt: Date | null;
+  /** Age of the oldest call still waiting, in ms (0 when none). */
+  lagMs: number;
+}
+
+/** The counters the admin health page shows, with the live queue depth and lag. */
+export async function syncHealth(shop: string): Promise<SyncHealth[]> {
+  const [counters, waiting] = await Promise.all([
+    prisma().syncCounter.findMany({
+      where: { shop },
+      orderBy: { kind: "asc" },
+    }),
+    prisma().outboundCall.groupBy({
+      by: ["kind"],
+      where: { shop, status: { in: ["queued", "running"] } },
+      _count: { _all: true },
+      _min: { createdAt: true },
+    }),
+  ]);
+  const now = Date.now();
+  return counters.map((c) => {
+    const w = waiting.find((x) => x.kind === c.kind);
+    return {
+      kind: c.kind,
+      received: c.received,
+      duplicates: c.duplicates,
+      delivered: c.delivered,
+      skipped: c.skipped,
+      failed: c.failed,
+      dead: c.dead,
+      queued: w?._count._all ?? 0,
+      lastDeliveredAt: c.lastDeliveredAt,
+      lagMs: w?._min.createdAt ? now - w._min.createdAt.getTime() : 0,
+    };
+  });
+}

@@ -1,0 +1,212 @@
+import { database } from "../db.server";
+import { logger } from "../logger.server";
+import type { MarketingClient } from "../services/marketing/client.server";
+import { isMarketingServiceError, type MarketingServiceError } from "../services/marketing/errors";
+import type { ServiceCall } from "../services/marketing/schemas";
+import { pauseShop, serviceClientFor } from "../shops/connection.server";
+import { isCompleted } from "./abandonment.server";
+import { claimRows } from "./claim.server";
+import { bumpCounters, type CounterDelta } from "./counters.server";
+import { backoffMs, type PipelinePolicy } from "./policy";
+
+interface ClaimedCall {
+  id: string;
+  shop: string;
+  objectKey: string;
+  kind: string;
+  call: unknown;
+  attempts: number;
+  createdAt: Date;
+}
+
+type Result =
+  | { status: "delivered" }
+  | { status: "retry"; error: string; response?: unknown; delayMs: number }
+  | { status: "dead"; error: string; response?: unknown }
+  | { status: "refused"; error: string; response?: unknown }
+  | { status: "paused"; error: string };
+
+/** Errors that mean the shop's key no longer works: stop the shop, keep its calls. */
+const PAUSING = new Set(["unauthenticated", "account_inactive"]);
+
+/**
+ * Delivers due calls to the service. Only the oldest waiting call of each Shopify object is
+ * claimable, so an object's calls reach the service in the order they were planned. Each result
+ * is written as soon as it is known: a crash re-sends only the calls that were in flight.
+ */
+export async function deliverCalls(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const claimed = await claimRows<ClaimedCall>({
+    table: "OutboundCall",
+    workerId,
+    limit: policy.batchSize,
+    leaseMs: policy.leaseMs,
+    due: `q.status = 'queued' AND q."runAt" <= now()`,
+    from: `JOIN "Shop" s ON s.domain = q.shop AND s."serviceKeyEnc" IS NOT NULL AND s."pausedAt" IS NULL AND s."uninstalledAt" IS NULL`,
+    // Head of line per object. Written as "the smallest waiting id" rather than NOT EXISTS so the
+    // (shop, objectKey, id) index serves it even without table statistics (PGlite has no autovacuum).
+    where: `q.id = (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
+              AND p.status IN ('queued', 'running') ORDER BY p.id LIMIT 1)`,
+    orderBy: `q."runAt", q.id`,
+    key: "id",
+    returning: `id::text AS id, shop, "objectKey", kind, call, attempts, "createdAt" AT TIME ZONE 'UTC' AS "createdAt"`,
+  });
+  if (!claimed.length) return 0;
+
+  const delivered = new DeliveredMarks();
+  const clients = new Map<string, Promise<MarketingClient | null>>();
+  const clientFor = (shop: string) => {
+    if (!clients.has(shop)) clients.set(shop, serviceClientFor(shop));
+    return clients.get(shop)!;
+  };
+  const counters: CounterDelta[] = [];
+  await Promise.all(
+    claimed.map(async (c) => {
+      const result = await deliverOne(c, policy, clientFor);
+      counters.push(...(await record(c, result, delivered)));
+    })
+  );
+  await delivered.flush();
+  await bumpCounters(counters);
+  return claimed.length;
+}
+
+/**
+ * Marks delivered calls in groups: the answers that arrive within the same moment share one
+ * UPDATE (most calls succeed, and one statement per call was the worker's largest cost), while a
+ * crash still only re-sends the calls whose group was not written yet.
+ */
+class DeliveredMarks {
+  private pending: string[] = [];
+  private scheduled: Promise<void> | undefined;
+
+  add(id: string): Promise<void> {
+    this.pending.push(id);
+    this.scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
+    return this.scheduled;
+  }
+
+  async flush(): Promise<void> {
+    this.scheduled = undefined;
+    const ids = this.pending.splice(0);
+    if (!ids.length) return;
+    await database().sql.query(
+      `UPDATE "OutboundCall" SET status = 'delivered', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
+       WHERE id = ANY($1::bigint[])`,
+      [ids]
+    );
+  }
+}
+
+async function record(c: ClaimedCall, r: Result, delivered: DeliveredMarks): Promise<CounterDelta[]> {
+  const sql = database().sql;
+  const log = { shop: c.shop, callId: c.id, objectKey: c.objectKey, attempt: c.attempts };
+  const release = `"lockedBy" = NULL, "lockedUntil" = NULL`;
+  const response = "response" in r && r.response !== undefined ? JSON.stringify(r.response) : null;
+  switch (r.status) {
+    case "delivered": {
+      await delivered.add(c.id);
+      const now = new Date();
+      return [
+        {
+          shop: c.shop,
+          kind: c.kind,
+          delivered: 1,
+          lastDeliveredAt: now,
+          lastLagMs: now.getTime() - c.createdAt.getTime(),
+        },
+      ];
+    }
+    case "retry":
+      logger().warn({ ...log, err: r.error, retryInMs: r.delayMs }, "service call failed; will retry");
+      await sql.query(
+        `UPDATE "OutboundCall" SET status = 'queued', "runAt" = now() + ($2::int * interval '1 millisecond'),
+           "lastError" = $3, "lastResponse" = $4::jsonb, ${release} WHERE id = $1::bigint`,
+        [c.id, r.delayMs, r.error, response]
+      );
+      return [{ shop: c.shop, kind: c.kind, failed: 1 }];
+    case "dead":
+    case "refused":
+      logger().error(
+        { ...log, err: r.error },
+        r.status === "dead" ? "service call dead-lettered" : "service refused the call"
+      );
+      await sql.query(
+        `UPDATE "OutboundCall" SET status = $2, "lastError" = $3, "lastResponse" = $4::jsonb, ${release} WHERE id = $1::bigint`,
+        [c.id, r.status, r.error, response]
+      );
+      return [{ shop: c.shop, kind: c.kind, failed: 1, ...(r.status === "dead" ? { dead: 1 } : { skipped: 1 }) }];
+    case "paused":
+      // Not the call's fault: give the attempt back and wait for the merchant to reconnect.
+      await sql.query(
+        `UPDATE "OutboundCall" SET status = 'queued', attempts = attempts - 1, "lastError" = $2, ${release} WHERE id = $1::bigint`,
+        [c.id, r.error]
+      );
+      return [];
+  }
+}
+
+async function deliverOne(
+  c: ClaimedCall,
+  policy: PipelinePolicy,
+  clientFor: (shop: string) => Promise<MarketingClient | null>
+): Promise<Result> {
+  // The client validates the call before sending it (a bad one fails as a local validation error).
+  const call = c.call as ServiceCall;
+  try {
+    if (await abandonedCartAlreadyBought(c, call))
+      return { status: "refused", error: "checkout completed by an order before sending" };
+    const client = await clientFor(c.shop);
+    if (!client) return { status: "paused", error: "shop is not connected" };
+    await client.perform(call);
+    return { status: "delivered" };
+  } catch (error) {
+    if (!isMarketingServiceError(error)) {
+      const message = error instanceof Error ? error.message : String(error);
+      return retryOrDie(c, policy, `unexpected: ${message}`);
+    }
+    if (PAUSING.has(error.kind)) {
+      await pauseShop(c.shop, `${error.kind}: ${error.message}`);
+      return { status: "paused", error: error.kind };
+    }
+    const reason = describeError(error);
+    if (isRefusalForUnreachablePerson(call, error)) return { status: "refused", error: reason, response: error.body };
+    if (error.retryable) return retryOrDie(c, policy, reason, error.body, error.retryAfterMs);
+    return { status: "dead", error: reason, response: error.body };
+  }
+}
+
+/** What support reads: the kind, the message, and the per-field messages when there are some. */
+function describeError(error: MarketingServiceError): string {
+  const fields = Object.entries(error.errors ?? {}).map(([field, messages]) => `${field}: ${messages.join(" ")}`);
+  return `${error.kind}: ${error.message}${fields.length ? ` (${fields.join("; ")})` : ""}`;
+}
+
+function retryOrDie(
+  c: ClaimedCall,
+  policy: PipelinePolicy,
+  error: string,
+  response?: unknown,
+  retryAfterMs?: number
+): Result {
+  if (c.attempts >= policy.maxAttempts)
+    return { status: "dead", error: `gave up after ${c.attempts} attempts; last: ${error}`, response };
+  return { status: "retry", error, response, delayMs: retryAfterMs ?? backoffMs(c.attempts, policy) };
+}
+
+/**
+ * The service refuses to change the status of a blocked or hard-bounced person. Retrying cannot
+ * help and replaying would not either, so such a refusal is recorded and not retried.
+ */
+function isRefusalForUnreachablePerson(call: ServiceCall, error: MarketingServiceError): boolean {
+  if (call.op !== "person.upsert" || error.kind !== "validation") return false;
+  const text = JSON.stringify(error.errors ?? {}) + error.message;
+  return /blocked|bounce/i.test(text);
+}
+
+/** Right before a cart/abandoned goes out: was the checkout bought meanwhile? */
+async function abandonedCartAlreadyBought(c: ClaimedCall, call: ServiceCall): Promise<boolean> {
+  if (call.op !== "event" || call.type !== "cart" || call.action !== "abandoned") return false;
+  const cartId = String((call.body as { id?: unknown }).id ?? "");
+  const checkoutToken = c.objectKey.startsWith("checkout:") ? c.objectKey.slice("checkout:".length) : undefined;
+  return isCompleted(database().sql, c.shop, [cartId, checkoutToken]);
+}

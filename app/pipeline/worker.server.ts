@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { database, prisma } from "../db.server";
+import { logger } from "../logger.server";
+import { fireDueTimers } from "./abandonment.server";
+import { deliverCalls } from "./deliver.server";
+import { planDeliveries } from "./plan.server";
+import { PIPELINE_POLICY, type PipelinePolicy } from "./policy";
+import { pruneOldRows } from "./retention.server";
+
+export interface Worker {
+  id: string;
+  /** Resolves when the queues hold nothing that is due (tests, the demo). */
+  idle(options?: { timeoutMs?: number }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * THE entry of the sync pipeline: a loop that plans recorded deliveries, delivers due calls and
+ * fires due abandonment timers. Any number of workers may run, in the app process (PGlite and
+ * the default) or alone (`npm run worker`, PostgreSQL).
+ */
+export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: string } = {}): Worker {
+  const policy: PipelinePolicy = { ...PIPELINE_POLICY, ...options.policy };
+  const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const log = logger().child({ worker: id });
+  let stopping = false;
+  let lastPrune = 0;
+  let lastAnalyze = 0;
+  let wake: (() => void) | undefined;
+  const idleWaiters: (() => void)[] = [];
+
+  async function tick(): Promise<number> {
+    const planned = await planDeliveries(id, policy);
+    const delivered = await deliverCalls(id, policy);
+    const fired = await fireDueTimers(id, policy);
+    if (database().kind === "pglite" && Date.now() - lastAnalyze > policy.analyzeEveryMs) {
+      lastAnalyze = Date.now();
+      await database().sql.exec(`ANALYZE "WebhookDelivery", "OutboundCall", "AbandonmentTimer"`);
+    }
+    if (Date.now() - lastPrune > policy.pruneEveryMs) {
+      lastPrune = Date.now();
+      const pruned = await pruneOldRows(policy.retentionDays);
+      if (pruned.calls || pruned.deliveries) log.info(pruned, "pruned old rows");
+    }
+    return planned + delivered + fired;
+  }
+
+  const loop = (async () => {
+    if (database().kind === "pglite") await releaseOrphanedLeases();
+    while (!stopping) {
+      let work = 0;
+      try {
+        work = await tick();
+      } catch (error) {
+        log.error({ err: error instanceof Error ? error.message : String(error) }, "worker tick failed");
+      }
+      if (work === 0) {
+        if (idleWaiters.length && !(await hasDueWork())) idleWaiters.splice(0).forEach((resolve) => resolve());
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, policy.pollMs);
+        });
+      }
+    }
+  })();
+  log.info("worker started");
+
+  return {
+    id,
+    idle: ({ timeoutMs = 60_000 } = {}) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`worker not idle after ${timeoutMs} ms`)), timeoutMs);
+        idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        wake?.();
+      }),
+    stop: async () => {
+      stopping = true;
+      wake?.();
+      await loop;
+      log.info("worker stopped");
+    },
+  };
+}
+
+/**
+ * PGlite belongs to one process, so at start every lease still held belongs to a process that
+ * died (kill -9, power loss): hand the work back now instead of waiting for the leases to expire.
+ * On PostgreSQL other live workers may hold leases; there, expiry does this.
+ */
+async function releaseOrphanedLeases(): Promise<void> {
+  // The crash is not the call's fault: give back the attempt its claim counted.
+  const release = `"lockedBy" = NULL, "lockedUntil" = NULL, attempts = GREATEST(attempts - 1, 0)`;
+  await prisma().$executeRawUnsafe(
+    `UPDATE "WebhookDelivery" SET status = 'queued', ${release} WHERE status = 'running'`
+  );
+  await prisma().$executeRawUnsafe(`UPDATE "OutboundCall" SET status = 'queued', ${release} WHERE status = 'running'`);
+  await prisma().$executeRawUnsafe(
+    `UPDATE "AbandonmentTimer" SET status = 'pending', "lockedBy" = NULL, "lockedUntil" = NULL WHERE status = 'running'`
+  );
+}
+
+/** Anything queued or in flight that a worker could act on now? */
+async function hasDueWork(): Promise<boolean> {
+  const [row] = await prisma().$queryRawUnsafe<{ due: boolean }[]>(
+    `SELECT EXISTS (SELECT 1 FROM "WebhookDelivery" WHERE status IN ('queued','running') AND "runAt" <= now())
+         OR EXISTS (SELECT 1 FROM "OutboundCall" c JOIN "Shop" s ON s.domain = c.shop
+                    WHERE c.status IN ('queued','running') AND c."runAt" <= now()
+                      AND s."serviceKeyEnc" IS NOT NULL AND s."pausedAt" IS NULL AND s."uninstalledAt" IS NULL)
+         OR EXISTS (SELECT 1 FROM "AbandonmentTimer" WHERE status IN ('pending','running') AND "dueAt" <= now()) AS due`
+  );
+  return Boolean(row?.due);
+}

@@ -1,0 +1,600 @@
+/**
+ * Typed client for the marketing service — the one entry point the app uses.
+ *
+ * Every request is validated locally with ./schemas before it is sent (a bad
+ * call throws MarketingServiceError kind "validation", status 0, local true,
+ * with the field named). Every response is parsed with the lenient response
+ * schemas. Errors follow ./errors; the "not shown" choices live in ./policy.
+ */
+import type { z } from "zod";
+import {
+  MarketingServiceError,
+  classifyHttpError,
+  isMarketingServiceError,
+  localValidationError,
+} from "./errors";
+import {
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  MAX_ITERATE_PAGES,
+  MAX_RETRY_AFTER_MS,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_DELAY_MS,
+  RETRY_ON_TRANSIENT,
+  isSuccessStatus,
+  type RetryClass,
+} from "./policy";
+import {
+  accountResponseSchema,
+  authenticatedResponseSchema,
+  campaignCloneSchema,
+  campaignCreateSchema,
+  campaignIdSchema,
+  campaignListQuerySchema,
+  campaignListResponseSchema,
+  campaignResponseSchema,
+  campaignScheduleSchema,
+  campaignSendSchema,
+  campaignUpdateSchema,
+  customEventSchema,
+  emailSchema,
+  eventActions,
+  eventBodySchemas,
+  eventResponseSchema,
+  idOrEmailSchema,
+  peopleListFiltersSchema,
+  peopleListResponseSchema,
+  personCheckResponseSchema,
+  personEventsFiltersSchema,
+  personEventsResponseSchema,
+  personResponseSchema,
+  personUpsertSchema,
+  serviceCallSchema,
+  templateListResponseSchema,
+  templatesListQuerySchema,
+  testSendResponseSchema,
+  testSendSchema,
+  websiteTrackerModeSchema,
+  websiteTrackerResponseSchema,
+  type Account,
+  type Campaign,
+  type CampaignClone,
+  type CampaignCreate,
+  type CampaignListQuery,
+  type CampaignUpdate,
+  type CustomEvent,
+  type EventActionsByType,
+  type EventBodies,
+  type EventResult,
+  type EventType,
+  type IdOrEmail,
+  type Page,
+  type PeopleListFilters,
+  type Person,
+  type PersonCheck,
+  type PersonEventRecord,
+  type PersonEventsFilters,
+  type PersonUpsert,
+  type ServiceCall,
+  type Template,
+  type TemplatesListQuery,
+  type TestSendResult,
+  type WebsiteTracker,
+  type WebsiteTrackerMode,
+} from "./schemas";
+
+export { MarketingServiceError, isMarketingServiceError } from "./errors";
+export type * from "./schemas";
+
+export interface RequestLogInfo {
+  /** logical operation, e.g. "people.upsert" */
+  operation: string;
+  method: string;
+  /** path without query string (ids and emails may appear, never the key or a body) */
+  path: string;
+  status?: number;
+  durationMs: number;
+  /** 1-based attempt number */
+  attempt: number;
+  /** error kind when the attempt failed */
+  error?: string;
+  /** true when another attempt follows */
+  willRetry?: boolean;
+}
+
+export interface MarketingClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** per attempt; default policy.DEFAULT_TIMEOUT_MS */
+  timeoutMs?: number;
+  /** extra attempts; default policy.DEFAULT_RETRIES; 0 disables retrying */
+  retries?: number;
+  fetch?: typeof fetch;
+  /** Logging hook, called once per attempt. Never receives the key or bodies. */
+  onRequest?: (info: RequestLogInfo) => void;
+  /** Backoff base (full jitter); default policy.RETRY_BASE_DELAY_MS. */
+  retryBaseDelayMs?: number;
+  /** Injected clock for waiting between attempts (tests). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface RawRequest {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** path relative to baseUrl, may include a query string */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  retryClass?: RetryClass;
+  operation?: string;
+}
+
+export interface CampaignScheduleInput {
+  scheduledAt: Date | string;
+  force?: boolean;
+}
+
+export type PerformResult = Person | EventResult | undefined;
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function validate<S extends z.ZodType>(operation: string, schema: S, value: unknown): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw localValidationError(operation, r.error);
+  return r.data;
+}
+
+const enc = (v: string | number) => encodeURIComponent(String(v));
+
+export function createMarketingClient(options: MarketingClientOptions) {
+  if (!options.baseUrl) throw new TypeError("createMarketingClient: baseUrl is required");
+  if (!options.apiKey) throw new TypeError("createMarketingClient: apiKey is required");
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const retries = Math.max(0, options.retries ?? DEFAULT_RETRIES);
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const sleep = options.sleep ?? defaultSleep;
+  const baseDelay = options.retryBaseDelayMs ?? RETRY_BASE_DELAY_MS;
+  const headers = {
+    Authorization: `Bearer ${options.apiKey}`,
+    Accept: "application/json",
+    "Content-Type": "application/json",
+  };
+
+  /** Keeps only path+query of a link so the key never goes to another host. */
+  function toRelative(link: string): string {
+    if (/^https?:\/\//i.test(link)) {
+      const u = new URL(link);
+      return u.pathname + u.search;
+    }
+    return link.startsWith("/") ? link : `/${link}`;
+  }
+
+  function buildUrl(path: string, query?: RawRequest["query"]): string {
+    const url = new URL(baseUrl + toRelative(path));
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url.toString();
+  }
+
+  /** One attempt. Returns parsed JSON (undefined for an empty body) or throws MarketingServiceError. */
+  async function attempt(method: string, url: string, logPath: string, body: unknown): Promise<{ status: number; json: unknown }> {
+    let res: Response;
+    try {
+      res = await doFetch(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: "error",
+      });
+    } catch (e) {
+      throw transportError(e, method, logPath);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw transportError(e, method, logPath);
+    }
+    let json: unknown = undefined;
+    let notJson = false;
+    if (text.trim() !== "") {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        notJson = true;
+      }
+    }
+    if (isSuccessStatus(res.status)) {
+      if (notJson) {
+        throw new MarketingServiceError({
+          kind: "server_error",
+          status: res.status,
+          message: `Expected a JSON body from ${method} ${logPath}, got ${res.headers.get("content-type") ?? "unknown content"}`,
+          body: text.slice(0, 500),
+          // the call may have taken effect: do not repeat it blindly
+          retryable: false,
+          method,
+          path: logPath,
+        });
+      }
+      return { status: res.status, json };
+    }
+    if (notJson && res.status >= 500) {
+      throw new MarketingServiceError({
+        kind: "server_error",
+        status: res.status,
+        message: `HTTP ${res.status} with a non-JSON body from ${method} ${logPath}`,
+        body: text.slice(0, 500),
+        method,
+        path: logPath,
+      });
+    }
+    throw classifyHttpError({
+      status: res.status,
+      body: notJson ? text.slice(0, 500) : json,
+      retryAfter: res.headers.get("retry-after"),
+      method,
+      path: logPath,
+    });
+  }
+
+  function transportError(e: unknown, method: string, path: string): MarketingServiceError {
+    const name = (e as { name?: string } | null)?.name;
+    if (name === "TimeoutError" || name === "AbortError") {
+      return new MarketingServiceError({
+        kind: "timeout",
+        status: 0,
+        message: `${method} ${path} timed out after ${timeoutMs} ms`,
+        method,
+        path,
+        cause: e,
+      });
+    }
+    const cause = (e as { cause?: { code?: string; message?: string } } | null)?.cause;
+    const detail = cause?.code ?? cause?.message ?? (e as Error | null)?.message ?? "unknown";
+    return new MarketingServiceError({
+      kind: "network",
+      status: 0,
+      message: `${method} ${path} failed: ${detail}`,
+      method,
+      path,
+      cause: e,
+    });
+  }
+
+  function shouldRetry(err: MarketingServiceError, retryClass: RetryClass): boolean {
+    if (err.kind === "rate_limited") return err.retryAfterMs === undefined || err.retryAfterMs <= MAX_RETRY_AFTER_MS;
+    if (err.kind === "server_error" || err.kind === "timeout" || err.kind === "network") {
+      return err.retryable && RETRY_ON_TRANSIENT[retryClass];
+    }
+    return false;
+  }
+
+  function backoff(attemptIndex: number): number {
+    return Math.random() * Math.min(RETRY_MAX_DELAY_MS, baseDelay * 2 ** attemptIndex);
+  }
+
+  /**
+   * Transport with retries. A hand-written loop rather than p-retry because
+   * the wait must come from the response (Retry-After) on 429 and the retry
+   * decision depends on both the error kind and the request's retry class.
+   */
+  async function request(req: RawRequest): Promise<unknown> {
+    return (await send(req)).json;
+  }
+
+  async function send(req: RawRequest): Promise<{ status: number; json: unknown }> {
+    const operation = req.operation ?? `${req.method} ${req.path}`;
+    const retryClass = req.retryClass ?? (req.method === "GET" ? "read" : "mutation");
+    const url = buildUrl(req.path, req.query);
+    const logPath = new URL(url).pathname;
+    for (let n = 0; ; n++) {
+      const started = performance.now();
+      try {
+        const out = await attempt(req.method, url, logPath, req.body);
+        options.onRequest?.({ operation, method: req.method, path: logPath, status: out.status, durationMs: performance.now() - started, attempt: n + 1 });
+        return out;
+      } catch (e) {
+        const err = isMarketingServiceError(e) ? e : transportError(e, req.method, logPath);
+        const willRetry = n < retries && shouldRetry(err, retryClass);
+        options.onRequest?.({
+          operation,
+          method: req.method,
+          path: logPath,
+          status: err.status || undefined,
+          durationMs: performance.now() - started,
+          attempt: n + 1,
+          error: err.kind,
+          willRetry,
+        });
+        if (!willRetry) throw err;
+        await sleep(err.kind === "rate_limited" && err.retryAfterMs !== undefined ? err.retryAfterMs : backoff(n));
+      }
+    }
+  }
+
+  async function call<S extends z.ZodType>(req: RawRequest, schema: S): Promise<z.infer<S>> {
+    const { status, json } = await send(req);
+    const r = schema.safeParse(json);
+    if (!r.success) {
+      throw new MarketingServiceError({
+        kind: "server_error",
+        status,
+        retryable: false,
+        message: `Unexpected response shape for ${req.operation ?? req.path}: ${r.error.issues
+          .slice(0, 3)
+          .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
+          .join("; ")}`,
+        body: json,
+        method: req.method,
+        path: req.path,
+      });
+    }
+    return r.data;
+  }
+
+  /** Follows links.next to the last page, yielding items. */
+  async function* iterate<T>(first: () => Promise<Page<T>>, fetchNext: (link: string) => Promise<Page<T>>): AsyncGenerator<T> {
+    let page = await first();
+    const seen = new Set<string>();
+    for (let i = 0; i < MAX_ITERATE_PAGES; i++) {
+      yield* page.data;
+      const next = page.links.next;
+      if (!next || page.data.length === 0 || seen.has(next)) return;
+      seen.add(next);
+      page = await fetchNext(next);
+    }
+  }
+
+  // ----------------------------------------------------------------- people
+
+  function peopleQuery(f: PeopleListFilters): RawRequest["query"] {
+    const q: Record<string, string | number | undefined> = {
+      "filter[segments]": f.segments?.length ? f.segments.join(",") : undefined,
+      "filter[tags]": f.tags?.length ? f.tags.join(",") : undefined,
+      "filter[email]": f.email,
+      "filter[status]": f.status,
+      page: f.page,
+      perPage: f.perPage,
+    };
+    for (const [name, value] of Object.entries(f.fields ?? {})) q[`filter[field-${name}]`] = String(value);
+    return q;
+  }
+
+  function eventsQuery(f: PersonEventsFilters): RawRequest["query"] {
+    return {
+      "filter[event]": f.event,
+      "filter[search]": f.search,
+      "filter[date_from]": f.dateFrom,
+      "filter[date_to]": f.dateTo,
+      page: f.page,
+      per_page: f.perPage,
+    };
+  }
+
+  /** POST /api/people with a body already validated. */
+  const sendUpsert = async (body: PersonUpsert): Promise<Person> =>
+    (await call({ method: "POST", path: "/api/people", body, retryClass: "mutation", operation: "people.upsert" }, personResponseSchema)).data;
+
+  const people = {
+    async list(filters: PeopleListFilters = {}): Promise<Page<Person>> {
+      const f = validate("people.list", peopleListFiltersSchema, filters);
+      return call({ method: "GET", path: "/api/people", query: peopleQuery(f), operation: "people.list" }, peopleListResponseSchema);
+    },
+    iterate(filters: PeopleListFilters = {}): AsyncGenerator<Person> {
+      return iterate(
+        () => people.list(filters),
+        (link) => call({ method: "GET", path: link, operation: "people.list" }, peopleListResponseSchema),
+      );
+    },
+    async check(email: string): Promise<PersonCheck> {
+      const e = validate("people.check", emailSchema, email);
+      return call({ method: "GET", path: `/api/people/check/${enc(e)}`, operation: "people.check" }, personCheckResponseSchema);
+    },
+    async get(idOrEmail: IdOrEmail): Promise<Person> {
+      const k = validate("people.get", idOrEmailSchema, idOrEmail);
+      return (await call({ method: "GET", path: `/api/people/${enc(k)}`, operation: "people.get" }, personResponseSchema)).data;
+    },
+    async upsert(body: PersonUpsert): Promise<Person> {
+      return sendUpsert(validate("people.upsert", personUpsertSchema, body));
+    },
+    async delete(idOrEmail: IdOrEmail): Promise<void> {
+      const k = validate("people.delete", idOrEmailSchema, idOrEmail);
+      await request({ method: "DELETE", path: `/api/people/${enc(k)}`, retryClass: "mutation", operation: "people.delete" });
+    },
+    async events(idOrEmail: IdOrEmail, filters: PersonEventsFilters = {}): Promise<Page<PersonEventRecord>> {
+      const k = validate("people.events", idOrEmailSchema, idOrEmail);
+      const f = validate("people.events", personEventsFiltersSchema, filters);
+      return call(
+        { method: "GET", path: `/api/people/${enc(k)}/events`, query: eventsQuery(f), operation: "people.events" },
+        personEventsResponseSchema,
+      );
+    },
+    iterateEvents(idOrEmail: IdOrEmail, filters: PersonEventsFilters = {}): AsyncGenerator<PersonEventRecord> {
+      return iterate(
+        () => people.events(idOrEmail, filters),
+        (link) => call({ method: "GET", path: link, operation: "people.events" }, personEventsResponseSchema),
+      );
+    },
+  };
+
+  // -------------------------------------------------------------- campaigns
+
+  const campaignPath = (operation: string, id: number, suffix = "") =>
+    `/api/campaigns/${enc(validate(operation, campaignIdSchema, id))}${suffix}`;
+  const mutation = (operation: string, method: RawRequest["method"], path: string, body?: unknown): RawRequest => ({
+    method,
+    path,
+    body,
+    retryClass: "mutation",
+    operation,
+  });
+
+  const campaigns = {
+    async list(query: CampaignListQuery = {}): Promise<Page<Campaign>> {
+      const q = validate("campaigns.list", campaignListQuerySchema, query);
+      return call(
+        { method: "GET", path: "/api/campaigns", query: { ...q }, operation: "campaigns.list" },
+        campaignListResponseSchema,
+      );
+    },
+    iterate(query: CampaignListQuery = {}): AsyncGenerator<Campaign> {
+      return iterate(
+        () => campaigns.list(query),
+        (link) => call({ method: "GET", path: link, operation: "campaigns.list" }, campaignListResponseSchema),
+      );
+    },
+    async create(body: CampaignCreate): Promise<Campaign> {
+      const b = validate("campaigns.create", campaignCreateSchema, body);
+      return (await call(mutation("campaigns.create", "POST", "/api/campaigns", b), campaignResponseSchema)).data;
+    },
+    async clone(id: number, body: CampaignClone = {}): Promise<Campaign> {
+      const path = campaignPath("campaigns.clone", id, "/clone");
+      const b = validate("campaigns.clone", campaignCloneSchema, body);
+      return (await call(mutation("campaigns.clone", "POST", path, b), campaignResponseSchema)).data;
+    },
+    async get(id: number): Promise<Campaign> {
+      const path = campaignPath("campaigns.get", id);
+      return (await call({ method: "GET", path, operation: "campaigns.get" }, campaignResponseSchema)).data;
+    },
+    async update(id: number, body: CampaignUpdate): Promise<Campaign> {
+      const path = campaignPath("campaigns.update", id);
+      const b = validate("campaigns.update", campaignUpdateSchema, body);
+      return (await call(mutation("campaigns.update", "PUT", path, b), campaignResponseSchema)).data;
+    },
+    async delete(id: number): Promise<void> {
+      await request(mutation("campaigns.delete", "DELETE", campaignPath("campaigns.delete", id)));
+    },
+    async send(id: number, body: { force?: boolean } = {}): Promise<Campaign> {
+      const path = campaignPath("campaigns.send", id, "/send");
+      const b = validate("campaigns.send", campaignSendSchema, body);
+      return (await call(mutation("campaigns.send", "POST", path, b), campaignResponseSchema)).data;
+    },
+    async schedule(id: number, input: CampaignScheduleInput): Promise<Campaign> {
+      const path = campaignPath("campaigns.schedule", id, "/schedule");
+      const scheduledAt =
+        input.scheduledAt instanceof Date
+          ? Number.isNaN(input.scheduledAt.getTime())
+            ? "Invalid Date"
+            : input.scheduledAt.toISOString()
+          : input.scheduledAt;
+      const b = validate("campaigns.schedule", campaignScheduleSchema, { ...input, scheduledAt });
+      return (await call(mutation("campaigns.schedule", "POST", path, b), campaignResponseSchema)).data;
+    },
+    async testSend(id: number, recipients: string[]): Promise<TestSendResult> {
+      const path = campaignPath("campaigns.testSend", id, "/test-send");
+      const b = validate("campaigns.testSend", testSendSchema, { recipients });
+      return (await call(mutation("campaigns.testSend", "POST", path, b), testSendResponseSchema)).data;
+    },
+  };
+
+  // -------------------------------------------------------------- templates
+
+  const templates = {
+    async list(query: TemplatesListQuery = {}): Promise<Page<Template>> {
+      const q = validate("templates.list", templatesListQuerySchema, query);
+      return call({ method: "GET", path: "/api/templates", query: { ...q }, operation: "templates.list" }, templateListResponseSchema);
+    },
+    iterate(query: TemplatesListQuery = {}): AsyncGenerator<Template> {
+      return iterate(
+        () => templates.list(query),
+        (link) => call({ method: "GET", path: link, operation: "templates.list" }, templateListResponseSchema),
+      );
+    },
+  };
+
+  // ---------------------------------------------------------------- account
+
+  const account = {
+    async get(): Promise<Account> {
+      return (await call({ method: "GET", path: "/api/account", operation: "account.get" }, accountResponseSchema)).data;
+    },
+  };
+
+  /** true when the key is valid; false when the service answers `Unauthenticated`. Other failures throw. */
+  async function authenticated(): Promise<boolean> {
+    try {
+      const r = await call({ method: "GET", path: "/api/authenticated", operation: "authenticated" }, authenticatedResponseSchema);
+      return r.data.authenticated;
+    } catch (e) {
+      if (isMarketingServiceError(e) && e.kind === "unauthenticated") return false;
+      throw e;
+    }
+  }
+
+  async function websiteTracker(mode?: WebsiteTrackerMode): Promise<WebsiteTracker> {
+    const m = mode === undefined ? undefined : validate("websiteTracker", websiteTrackerModeSchema, mode);
+    const path = m ? `/api/account/website-tracker/${enc(m)}` : "/api/account/website-tracker";
+    return (await call({ method: "GET", path, operation: "websiteTracker" }, websiteTrackerResponseSchema)).data;
+  }
+
+  // ----------------------------------------------------------------- events
+
+  const postEvent = (operation: string, path: string, body: unknown) =>
+    call({ method: "POST", path, body, retryClass: "event", operation }, eventResponseSchema);
+
+  function typedEvent<T extends EventType>(type: T) {
+    return async (action: EventActionsByType[T], body: EventBodies[T]): Promise<EventResult> => {
+      const operation = `events.${type}`;
+      const actionSchema = { options: eventActions[type] as readonly string[] };
+      if (!actionSchema.options.includes(action as string)) {
+        throw new MarketingServiceError({
+          kind: "validation",
+          status: 0,
+          local: true,
+          message: `Invalid ${operation} request — action: expected one of ${actionSchema.options.join(", ")}`,
+          errors: { action: [`Expected one of ${actionSchema.options.join(", ")}`] },
+        });
+      }
+      return sendTypedEvent(type, action as string, validate(operation, eventBodySchemas[type] as z.ZodType, body));
+    };
+  }
+
+  // The senders below take bodies already validated (by the public methods or by perform).
+  const sendTypedEvent = (type: EventType, action: string, body: unknown) =>
+    postEvent(`events.${type}`, `/api/events/${type}/${enc(action)}`, body);
+  const sendCustomEvent = (body: unknown) => postEvent("events.custom", "/api/events", body);
+
+  const events = {
+    async custom(body: CustomEvent): Promise<EventResult> {
+      return sendCustomEvent(validate("events.custom", customEventSchema, body));
+    },
+    cart: typedEvent("cart"),
+    product: typedEvent("product"),
+    order: typedEvent("order"),
+    customer: typedEvent("customer"),
+    user: typedEvent("user"),
+    subscription: typedEvent("subscription"),
+  };
+
+  /** Dispatches one queued call, validated once as a whole (the union checks each body and action). */
+  async function perform(serviceCall: ServiceCall): Promise<PerformResult> {
+    const c = validate("perform", serviceCallSchema, serviceCall);
+    switch (c.op) {
+      case "person.upsert":
+        return sendUpsert(c.body);
+      case "person.delete":
+        await people.delete(/^\d+$/.test(c.idOrEmail) ? Number(c.idOrEmail) : c.idOrEmail);
+        return undefined;
+      case "event.custom":
+        return sendCustomEvent(c.body);
+      case "event":
+        return sendTypedEvent(c.type, c.action, c.body);
+    }
+  }
+
+  return {
+    people,
+    campaigns,
+    templates,
+    account,
+    authenticated,
+    websiteTracker,
+    events,
+    perform,
+    /** Low-level escape hatch: no local validation, same transport/retry/error rules. */
+    request,
+  };
+}
+
+export type MarketingClient = ReturnType<typeof createMarketingClient>;

@@ -1,0 +1,740 @@
+/**
+ * Zod schemas for every request body and response of the marketing service
+ * (see /work/shared/spec/marketing-service-interface.md).
+ *
+ * Requests are strict: unknown keys are rejected and every rule of the spec is
+ * checked, so a bad call fails locally with the field named in the issue path.
+ * Request schemas have no transforms, so `z.input` equals `z.infer` and
+ * mappers can build the types directly.
+ *
+ * Responses are lenient: unknown fields pass through, ids that arrive as
+ * strings are normalised to numbers, `tags: null` becomes `[]`, PHP-style
+ * empty arrays in place of objects become `{}`.
+ */
+import { z } from "zod";
+
+// ---------------------------------------------------------------------------
+// Shared primitives
+// ---------------------------------------------------------------------------
+
+/** §4.5 "mixed": the service casts numbers to strings. */
+export const mixedSchema = z.union([z.string().min(1), z.number()], {
+  error: (iss) => (iss.input === undefined ? "Required" : "Expected a non-empty string or a number"),
+});
+export type Mixed = z.infer<typeof mixedSchema>;
+
+/** An email address as the service and §8 accept it (≤254 chars). */
+export const emailSchema = z.email().max(254);
+
+/** ISO 8601 datetime with an explicit offset (`Z` or ±hh:mm). */
+export const isoDateTimeSchema = z.iso.datetime({ offset: true });
+
+/** ISO 4217 currency code. */
+export const currencySchema = z.string().regex(/^[A-Z]{3}$/, "Expected a three-letter ISO 4217 currency code");
+
+/** Y-m-d, and a real calendar date. */
+export const ymdDateSchema = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "Expected a date in format Y-m-d")
+  .refine((s) => {
+    const d = new Date(`${s}T00:00:00Z`);
+    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+  }, "Expected a valid calendar date");
+
+const pageSchema = z.number().int().min(1);
+const perPageSchema = z.number().int().min(1).max(100);
+
+// ---------------------------------------------------------------------------
+// People — requests
+// ---------------------------------------------------------------------------
+
+export const personStatuses = ["active", "inactive"] as const;
+export const personStatusSchema = z.enum(personStatuses);
+export type PersonStatus = z.infer<typeof personStatusSchema>;
+
+/** statusDetails values the service reports. */
+export const personStatusDetailsValues = ["confirmed", "unconfirmed", "unsubscribed", "blocked"] as const;
+/** statusDetails values a caller may set (`blocked` is set by the service only). */
+export const settableStatusDetails = ["confirmed", "unconfirmed", "unsubscribed"] as const;
+export const settableStatusDetailsSchema = z.enum(settableStatusDetails);
+export type SettableStatusDetails = z.infer<typeof settableStatusDetailsSchema>;
+
+/** `filter[status]` values, including the aliases. */
+export const personStatusFilters = ["confirmed", "unconfirmed", "unsubscribed", "blocked", "active", "inactive"] as const;
+export const personStatusFilterSchema = z.enum(personStatusFilters);
+export type PersonStatusFilter = z.infer<typeof personStatusFilterSchema>;
+
+export const customFieldValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export type CustomFieldValue = z.infer<typeof customFieldValueSchema>;
+
+/** One event tracked through POST /api/people: `eventName` plus free properties. */
+export const personUpsertEventSchema = z.looseObject({ eventName: z.string().min(1) });
+export type PersonUpsertEvent = z.infer<typeof personUpsertEventSchema>;
+
+export const personUpsertSchema = z
+  .strictObject({
+    id: z.number().int().positive().optional(),
+    email: emailSchema.optional(),
+    emailChange: emailSchema.optional(),
+    source: z.string().min(1),
+    customFields: z.record(z.string().min(1), customFieldValueSchema).optional(),
+    tags: z.record(z.string().min(1), z.boolean()).optional(),
+    series: z.record(z.string().min(1), z.boolean()).optional(),
+    events: z.array(personUpsertEventSchema).optional(),
+    skipDoubleOptIn: z.boolean().optional(),
+    status: personStatusSchema.optional(),
+    statusDetails: settableStatusDetailsSchema.optional(),
+  })
+  .superRefine(
+    (v, ctx) => {
+      if (typeof v !== "object" || v === null) return;
+      if (v.id === undefined && v.email === undefined) {
+        const message = "The email field is required when id is not present.";
+        ctx.addIssue({ code: "custom", path: ["email"], message });
+        ctx.addIssue({ code: "custom", path: ["id"], message: "The id field is required when email is not present." });
+      }
+      // The top-level `source` owns customFields.source; sending both is ambiguous.
+      if (v.customFields && Object.prototype.hasOwnProperty.call(v.customFields, "source")) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["customFields", "source"],
+          message: "Use the top-level source field; customFields.source collides with it.",
+        });
+      }
+      if (v.status && v.statusDetails) {
+        const consistent = (v.status === "active") === (v.statusDetails === "confirmed");
+        if (!consistent) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["statusDetails"],
+            message: `statusDetails "${v.statusDetails}" contradicts status "${v.status}".`,
+          });
+        }
+      }
+    },
+    { when: () => true },
+  );
+export type PersonUpsert = z.infer<typeof personUpsertSchema>;
+
+/** Client-side filters for GET /api/people. Segment and tag names prefixed `-` are excluded. */
+export const peopleListFiltersSchema = z.strictObject({
+  segments: z.array(z.union([z.string().min(1), z.number().int()])).optional(),
+  tags: z.array(z.string().min(1)).optional(),
+  email: z.string().min(1).optional(),
+  status: personStatusFilterSchema.optional(),
+  /** filter[field-<name>] */
+  fields: z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  page: pageSchema.optional(),
+  perPage: perPageSchema.optional(),
+});
+export type PeopleListFilters = z.infer<typeof peopleListFiltersSchema>;
+
+/** Client-side filters for GET /api/people/{idOrEmail}/events. */
+export const personEventsFiltersSchema = z.strictObject({
+  event: z.string().min(1).max(100).optional(),
+  search: z.string().min(1).max(255).optional(),
+  dateFrom: ymdDateSchema.optional(),
+  dateTo: ymdDateSchema.optional(),
+  page: pageSchema.optional(),
+  perPage: perPageSchema.optional(),
+});
+export type PersonEventsFilters = z.infer<typeof personEventsFiltersSchema>;
+
+/** A person id (positive integer) or an email address. */
+export const idOrEmailSchema = z.union([z.number().int().positive(), z.string().regex(/^\d+$/), emailSchema]);
+export type IdOrEmail = z.infer<typeof idOrEmailSchema>;
+
+// ---------------------------------------------------------------------------
+// Campaigns — requests
+// ---------------------------------------------------------------------------
+
+export const campaignStatuses = ["draft", "sent", "scheduled", "sending", "preparing", "paused", "failed"] as const;
+export type CampaignStatus = (typeof campaignStatuses)[number];
+/** List filter values: `preparing` is not accepted (`sending` covers it). */
+export const campaignStatusFilters = ["draft", "sent", "scheduled", "sending", "paused", "failed", "all"] as const;
+export const campaignSortFields = ["name", "status", "createdAt"] as const;
+
+export const campaignIdSchema = z.number().int().positive();
+
+export const campaignListQuerySchema = z
+  .strictObject({
+    status: z.enum(campaignStatusFilters).optional(),
+    page: pageSchema.optional(),
+    perPage: perPageSchema.optional(),
+    sort: z.enum(campaignSortFields).optional(),
+    order: z.enum(["asc", "desc"]).optional(),
+  })
+  .superRefine(
+    (v, ctx) => {
+      if (typeof v === "object" && v && v.order !== undefined && v.sort === undefined) {
+        ctx.addIssue({ code: "custom", path: ["order"], message: "order requires sort" });
+      }
+    },
+    { when: () => true },
+  );
+export type CampaignListQuery = z.infer<typeof campaignListQuerySchema>;
+
+export const campaignCreateSchema = z.strictObject({
+  name: z.string().trim().min(1),
+  templateId: z.string().min(1).optional(),
+});
+export type CampaignCreate = z.infer<typeof campaignCreateSchema>;
+
+export const campaignCloneSchema = z.strictObject({ name: z.string().trim().min(1).optional() });
+export type CampaignClone = z.infer<typeof campaignCloneSchema>;
+
+export const nameEmailSchema = z.strictObject({ name: z.string().optional(), email: emailSchema.optional() });
+
+export const campaignUpdateSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).optional(),
+    subject: z.string().optional(),
+    previewText: z.string().optional(),
+    sender: nameEmailSchema.optional(),
+    replyTo: nameEmailSchema.optional(),
+  })
+  .superRefine(
+    (v, ctx) => {
+      if (typeof v === "object" && v && Object.values(v).every((x) => x === undefined)) {
+        ctx.addIssue({ code: "custom", path: ["_body"], message: "At least one field must be given." });
+      }
+    },
+    { when: () => true },
+  );
+export type CampaignUpdate = z.infer<typeof campaignUpdateSchema>;
+
+export const campaignSendSchema = z.strictObject({ force: z.boolean().optional() });
+export type CampaignSend = z.infer<typeof campaignSendSchema>;
+
+export const campaignScheduleSchema = z.strictObject({
+  scheduledAt: isoDateTimeSchema.refine((s) => Date.parse(s) > Date.now(), "scheduledAt must be in the future"),
+  force: z.boolean().optional(),
+});
+export type CampaignSchedule = z.infer<typeof campaignScheduleSchema>;
+
+export const testSendSchema = z.strictObject({
+  recipients: z
+    .array(emailSchema)
+    .min(1)
+    .max(10)
+    .refine((r) => new Set(r.map((x) => x.toLowerCase())).size === r.length, "Recipients must be unique"),
+});
+export type TestSend = z.infer<typeof testSendSchema>;
+
+export const templatesListQuerySchema = z.strictObject({
+  page: pageSchema.optional(),
+  perPage: perPageSchema.optional(),
+});
+export type TemplatesListQuery = z.infer<typeof templatesListQuerySchema>;
+
+export const websiteTrackerModes = ["modern", "legacy", "compat"] as const;
+export const websiteTrackerModeSchema = z.enum(websiteTrackerModes);
+export type WebsiteTrackerMode = z.infer<typeof websiteTrackerModeSchema>;
+
+// ---------------------------------------------------------------------------
+// Events — requests
+// ---------------------------------------------------------------------------
+
+export const addressSchema = z.strictObject({
+  label: z.string().optional(),
+  first_name: z.string().optional(),
+  last_name: z.string().optional(),
+  phone: z.string().optional(),
+  company: z.string().optional(),
+  address1: z.string().optional(),
+  address2: z.string().optional(),
+  city: z.string().optional(),
+  state: z.string().optional(),
+  postal_code: z.string().optional(),
+  country: z.string().optional(),
+});
+export type Address = z.infer<typeof addressSchema>;
+
+const lineItemShape = {
+  id: mixedSchema,
+  name: z.string().min(1),
+  url: z.string().optional(),
+  image_url: z.string().optional(),
+  brand: z.string().optional(),
+  variant_id: mixedSchema.optional(),
+  price: z.number().optional(),
+  total: z.number().optional(),
+  discounts: z.number().optional(),
+  taxes: z.number().optional(),
+  fees: z.number().optional(),
+  shipping: z.number().optional(),
+  quantity: z.number().int().optional(),
+};
+/** Line item of cart and order events (`sku` allowed). */
+export const lineItemSchema = z.strictObject({ ...lineItemShape, sku: z.string().optional() });
+export type LineItem = z.infer<typeof lineItemSchema>;
+/** Line item of subscription events (no `sku` in the spec). */
+export const subscriptionLineItemSchema = z.strictObject(lineItemShape);
+export type SubscriptionLineItem = z.infer<typeof subscriptionLineItemSchema>;
+
+/** Fields common to every event endpoint (§4.5). */
+const commonEventShape = {
+  email: emailSchema.optional(),
+  referenceId: mixedSchema.optional(),
+  uuid: z.guid().optional(),
+  source: z.string().min(1),
+  silent: z.boolean().optional(),
+  test: z.boolean().optional(),
+};
+
+export const EMAIL_REQUIRED_MESSAGE = "The email field is required when reference id is not present.";
+
+/** Every event needs a person handle: email, referenceId or uuid. */
+function requirePersonHandle(v: unknown, ctx: z.RefinementCtx): void {
+  if (typeof v !== "object" || v === null) return;
+  const o = v as Record<string, unknown>;
+  if (o.email === undefined && o.referenceId === undefined && o.uuid === undefined) {
+    ctx.addIssue({ code: "custom", path: ["email"], message: EMAIL_REQUIRED_MESSAGE });
+  }
+}
+const always = { when: () => true } as const;
+
+const ts = isoDateTimeSchema.optional();
+
+export const customEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    eventName: z.string().min(1),
+    properties: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine(requirePersonHandle, always);
+export type CustomEvent = z.infer<typeof customEventSchema>;
+
+export const cartActions = ["created", "updated", "abandoned"] as const;
+export const cartActionSchema = z.enum(cartActions);
+export type CartAction = z.infer<typeof cartActionSchema>;
+export const cartEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    id: mixedSchema,
+    occurredAt: ts,
+    products: z.array(lineItemSchema).optional(),
+    total: z.number().optional(),
+    total_products: z.number().int().optional(),
+    url: z.string().optional(),
+    currency: currencySchema.optional(),
+    modified_at: ts,
+  })
+  .superRefine(requirePersonHandle, always);
+export type CartEvent = z.infer<typeof cartEventSchema>;
+
+export const productActions = ["viewed", "created", "updated", "deleted"] as const;
+export const productActionSchema = z.enum(productActions);
+export type ProductAction = z.infer<typeof productActionSchema>;
+export const productVariantSchema = z.strictObject({
+  id: mixedSchema,
+  sku: z.string().optional(),
+  price: z.number().optional(),
+  barcode: z.string().optional(),
+  options: z.array(z.string()).optional(),
+});
+export type ProductVariant = z.infer<typeof productVariantSchema>;
+export const productEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    id: mixedSchema,
+    modified_at: ts,
+    created_at: ts,
+    name: z.string().optional(),
+    description: z.string().optional(),
+    url: z.string().optional(),
+    image_url: z.string().optional(),
+    sku: z.string().optional(),
+    barcode: z.string().optional(),
+    vendor: z.string().optional(),
+    type: z.string().optional(),
+    brand: z.string().optional(),
+    public_id: z.string().optional(),
+    variant_id: z.string().optional(),
+    currency: currencySchema.optional(),
+    price: z.number().optional(),
+    categories: z.array(z.string()).optional(),
+    tags: z.array(z.string()).optional(),
+    variants: z.array(productVariantSchema).optional(),
+  })
+  .superRefine(requirePersonHandle, always);
+export type ProductEvent = z.infer<typeof productEventSchema>;
+
+export const orderActions = ["created", "updated", "deleted", "completed"] as const;
+export const orderActionSchema = z.enum(orderActions);
+export type OrderAction = z.infer<typeof orderActionSchema>;
+export const orderEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    id: mixedSchema,
+    occurred_at: ts,
+    products: z.array(lineItemSchema).optional(),
+    currency: currencySchema.optional(),
+    publicId: mixedSchema.optional(),
+    total: z.number().optional(),
+    shipping: z.number().optional(),
+    discounts: z.number().optional(),
+    taxes: z.number().optional(),
+    fees: z.number().optional(),
+    status: z.string().optional(),
+    url: z.string().optional(),
+    phone: z.string().optional(),
+    billing_address: addressSchema.optional(),
+    shipping_address: addressSchema.optional(),
+    payment_gateway: z.string().optional(),
+    _ls: z.string().optional(),
+  })
+  .superRefine(requirePersonHandle, always);
+export type OrderEvent = z.infer<typeof orderEventSchema>;
+
+export const customerUserSchema = z.strictObject({
+  id: mixedSchema.optional(),
+  username: z.string().optional(),
+  email: z.string().optional(),
+  first_name: z.string().optional(),
+  last_name: z.string().optional(),
+  display_name: z.string().optional(),
+  role: z.string().optional(),
+  url: z.string().optional(),
+  avatar_url: z.string().optional(),
+  status: z.string().optional(),
+  created_at: ts,
+  modified_at: ts,
+  last_login: ts,
+});
+export const customerSubscriptionSchema = z.strictObject({
+  plan: z.string().optional(),
+  plan_name: z.string().optional(),
+  plan_interval: z.string().optional(),
+  status: z.string().optional(),
+  currency: currencySchema.optional(),
+  plan_id: mixedSchema.optional(),
+  plan_amount: z.number().optional(),
+  plan_interval_count: z.number().int().optional(),
+  start_date: ts,
+  end_date: ts,
+  trial_end_date: ts,
+  canceled_at: ts,
+});
+
+export const customerActions = ["created", "updated", "deleted"] as const;
+export const customerActionSchema = z.enum(customerActions);
+export type CustomerAction = z.infer<typeof customerActionSchema>;
+export const customerEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    id: mixedSchema,
+    is_contact: z.boolean().optional(),
+    first_name: z.string().optional(),
+    last_name: z.string().optional(),
+    name: z.string().optional(),
+    customer_email: z.string().optional(),
+    status: z.string().optional(),
+    phone: z.string().optional(),
+    url: z.string().optional(),
+    avatar_url: z.string().optional(),
+    currency: currencySchema.optional(),
+    payment_gateway: z.string().optional(),
+    crm: z.string().optional(),
+    created_at: ts,
+    modified_at: ts,
+    user_id: mixedSchema.optional(),
+    public_id: mixedSchema.optional(),
+    purchase_count: z.number().int().optional(),
+    purchase_value: z.number().optional(),
+    address: addressSchema.optional(),
+    billing_address: addressSchema.optional(),
+    shipping_address: addressSchema.optional(),
+    user: customerUserSchema.optional(),
+    plan: z.string().optional(),
+    plan_name: z.string().optional(),
+    plan_interval: z.string().optional(),
+    plan_id: mixedSchema.optional(),
+    plan_amount: z.number().optional(),
+    plan_interval_count: z.number().int().optional(),
+    subscriptions: z.array(customerSubscriptionSchema).optional(),
+  })
+  .superRefine(requirePersonHandle, always);
+export type CustomerEvent = z.infer<typeof customerEventSchema>;
+
+export const userActions = ["created", "updated", "deleted"] as const;
+export const userActionSchema = z.enum(userActions);
+export type UserAction = z.infer<typeof userActionSchema>;
+export const userEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    id: mixedSchema,
+    is_contact: z.boolean().optional(),
+    username: z.string().optional(),
+    first_name: z.string().optional(),
+    last_name: z.string().optional(),
+    display_name: z.string().optional(),
+    role: z.string().optional(),
+    url: z.string().optional(),
+    avatar_url: z.string().optional(),
+    status: z.string().optional(),
+    created_at: ts,
+    modified_at: ts,
+    deleted_at: ts,
+    last_login: ts,
+  })
+  .superRefine(requirePersonHandle, always);
+export type UserEvent = z.infer<typeof userEventSchema>;
+
+export const subscriptionActions = [
+  "created",
+  "updated",
+  "deleted",
+  "renewed",
+  "cancelled",
+  "expired",
+  "renewal_failed",
+] as const;
+export const subscriptionActionSchema = z.enum(subscriptionActions);
+export type SubscriptionAction = z.infer<typeof subscriptionActionSchema>;
+export const subscriptionEventSchema = z
+  .strictObject({
+    ...commonEventShape,
+    id: mixedSchema,
+    url: z.string().optional(),
+    currency: currencySchema.optional(),
+    products: z.array(subscriptionLineItemSchema).optional(),
+  })
+  .superRefine(requirePersonHandle, always);
+export type SubscriptionEvent = z.infer<typeof subscriptionEventSchema>;
+
+export const eventTypes = ["cart", "product", "order", "customer", "user", "subscription"] as const;
+export type EventType = (typeof eventTypes)[number];
+
+export const eventActions = {
+  cart: cartActions,
+  product: productActions,
+  order: orderActions,
+  customer: customerActions,
+  user: userActions,
+  subscription: subscriptionActions,
+} as const;
+
+export const eventBodySchemas = {
+  cart: cartEventSchema,
+  product: productEventSchema,
+  order: orderEventSchema,
+  customer: customerEventSchema,
+  user: userEventSchema,
+  subscription: subscriptionEventSchema,
+} as const;
+
+export interface EventBodies {
+  cart: CartEvent;
+  product: ProductEvent;
+  order: OrderEvent;
+  customer: CustomerEvent;
+  user: UserEvent;
+  subscription: SubscriptionEvent;
+}
+export interface EventActionsByType {
+  cart: CartAction;
+  product: ProductAction;
+  order: OrderAction;
+  customer: CustomerAction;
+  user: UserAction;
+  subscription: SubscriptionAction;
+}
+
+// ---------------------------------------------------------------------------
+// ServiceCall — one outbound call the sync pipeline can queue
+// ---------------------------------------------------------------------------
+
+const eventCall = <T extends EventType, A extends z.ZodType, B extends z.ZodType>(type: T, action: A, body: B) =>
+  z.strictObject({ op: z.literal("event"), type: z.literal(type), action, body });
+
+export const typedEventCallSchema = z.discriminatedUnion("type", [
+  eventCall("cart", cartActionSchema, cartEventSchema),
+  eventCall("product", productActionSchema, productEventSchema),
+  eventCall("order", orderActionSchema, orderEventSchema),
+  eventCall("customer", customerActionSchema, customerEventSchema),
+  eventCall("user", userActionSchema, userEventSchema),
+  eventCall("subscription", subscriptionActionSchema, subscriptionEventSchema),
+]);
+export type TypedEventCall = z.infer<typeof typedEventCallSchema>;
+
+export const serviceCallSchema = z.discriminatedUnion("op", [
+  z.strictObject({ op: z.literal("person.upsert"), body: personUpsertSchema }),
+  z.strictObject({ op: z.literal("person.delete"), idOrEmail: z.string().min(1) }),
+  z.strictObject({ op: z.literal("event.custom"), body: customEventSchema }),
+  typedEventCallSchema,
+]);
+export type ServiceCall = z.infer<typeof serviceCallSchema>;
+export type ServiceCallOp = ServiceCall["op"];
+
+// ---------------------------------------------------------------------------
+// Responses (lenient)
+// ---------------------------------------------------------------------------
+
+/** Integer id that may be rendered as a JSON string. */
+export const numericIdSchema = z.union([z.number(), z.string().regex(/^-?\d+$/)]).transform((v) => Number(v));
+/** String id that may be rendered as a number. */
+export const stringIdSchema = z.union([z.string(), z.number()]).transform((v) => String(v));
+/** PHP renders an empty map as `[]`; treat null/[]/missing as `{}`. */
+const looseMap = z
+  .union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()])
+  .optional()
+  .transform((v): Record<string, unknown> => (v && !Array.isArray(v) ? v : {}));
+const nullableInt = z.union([z.number(), z.string().regex(/^-?\d+$/), z.null()]).optional().transform((v) => (v === null || v === undefined ? null : Number(v)));
+
+export const paginationMetaSchema = z.looseObject({
+  currentPage: z.coerce.number(),
+  lastPage: z.coerce.number(),
+  from: nullableInt,
+  to: nullableInt,
+  total: z.coerce.number(),
+  perPage: z.coerce.number(),
+  path: z.string().optional(),
+});
+export type PaginationMeta = z.infer<typeof paginationMetaSchema>;
+
+export const paginationLinksSchema = z.looseObject({
+  next: z.string().nullable().optional().transform((v) => v ?? null),
+  prev: z.string().nullable().optional().transform((v) => v ?? null),
+  first: z.string().optional(),
+  last: z.string().optional(),
+});
+export type PaginationLinks = z.infer<typeof paginationLinksSchema>;
+
+export const paginatedSchema = <T extends z.ZodType>(item: T) =>
+  z.looseObject({ data: z.array(item), meta: paginationMetaSchema, links: paginationLinksSchema });
+export interface Page<T> {
+  data: T[];
+  meta: PaginationMeta;
+  links: PaginationLinks;
+}
+
+export const seriesRefSchema = z.looseObject({ id: stringIdSchema, name: z.string().nullable().optional() });
+
+export const personSchema = z.looseObject({
+  id: numericIdSchema,
+  email: z.string(),
+  status: z.string(),
+  statusDetails: z.string().optional(),
+  customFields: looseMap,
+  tags: z
+    .array(z.string())
+    .nullable()
+    .optional()
+    .transform((t) => t ?? []),
+  series: z.array(seriesRefSchema).optional(),
+  timestamp: z.coerce.number().optional(),
+  eventUuid: z.string().optional(),
+});
+export type Person = z.infer<typeof personSchema>;
+
+export const personResponseSchema = z.looseObject({ data: personSchema });
+export const peopleListResponseSchema = paginatedSchema(personSchema);
+export const personCheckResponseSchema = z.looseObject({ exists: z.boolean(), email: z.string() });
+export type PersonCheck = z.infer<typeof personCheckResponseSchema>;
+
+export const personEventRecordSchema = z.looseObject({
+  timestamp: z.coerce.number(),
+  event: z.string(),
+  properties: looseMap,
+});
+export type PersonEventRecord = z.infer<typeof personEventRecordSchema>;
+export const personEventsResponseSchema = paginatedSchema(personEventRecordSchema);
+
+const nameEmailResponse = z
+  .looseObject({ name: z.string().nullable().optional(), email: z.string().nullable().optional() })
+  .nullable()
+  .optional();
+
+export const campaignSchema = z.looseObject({
+  id: numericIdSchema,
+  name: z.string(),
+  status: z.string(),
+  subject: z.string().nullable().optional(),
+  previewText: z.string().nullable().optional(),
+  sender: nameEmailResponse,
+  replyTo: nameEmailResponse,
+  builderReviewed: z.boolean().optional(),
+  createdAt: z.string().optional(),
+  scheduledAt: z.string().nullable().optional().transform((v) => v ?? null),
+  sentAt: z.string().nullable().optional().transform((v) => v ?? null),
+  links: z
+    .looseObject({ campaignUrl: z.string().optional(), editorUrl: z.string().optional() })
+    .optional(),
+});
+export type Campaign = z.infer<typeof campaignSchema>;
+export const campaignResponseSchema = z.looseObject({ data: campaignSchema });
+export const campaignListResponseSchema = paginatedSchema(campaignSchema);
+
+export const testSendResponseSchema = z.looseObject({
+  data: z.looseObject({ recipients: z.array(z.string()) }),
+});
+export type TestSendResult = z.infer<typeof testSendResponseSchema>["data"];
+
+export const templateSchema = z.looseObject({
+  id: stringIdSchema,
+  name: z.string(),
+  description: z.string().nullable().optional(),
+  previewUrl: z.string().nullable().optional(),
+  createdAt: z.string().optional(),
+});
+export type Template = z.infer<typeof templateSchema>;
+export const templateListResponseSchema = paginatedSchema(templateSchema);
+
+export const accountSchema = z.looseObject({
+  id: numericIdSchema,
+  company: z.string().nullable().optional(),
+  email: z.string(),
+  phone: z.string().nullable().optional(),
+  status: z.string(),
+  createdAt: z.string().optional(),
+  timezone: z.string().optional(),
+  plan: z.looseObject({ marketing: z.string().nullable().optional() }).nullable().optional(),
+  logoUrl: z.string().nullable().optional(),
+});
+export type Account = z.infer<typeof accountSchema>;
+export const accountResponseSchema = z.looseObject({ data: accountSchema });
+
+export const authenticatedResponseSchema = z.looseObject({
+  data: z.looseObject({ authenticated: z.boolean() }),
+});
+
+export const websiteTrackerSchema = z.looseObject({
+  mode: z.string(),
+  snippet: z.string(),
+  lastEventTrackedAt: z.union([z.number(), z.string(), z.null()]).optional().transform((v) => (v === null || v === undefined ? null : Number(v))),
+});
+export type WebsiteTracker = z.infer<typeof websiteTrackerSchema>;
+export const websiteTrackerResponseSchema = z.looseObject({ data: websiteTrackerSchema });
+
+export const eventResponseSchema = z.looseObject({ success: z.boolean(), timestamp: z.coerce.number() });
+export type EventResult = z.infer<typeof eventResponseSchema>;
+
+export const upgradeSchema = z.looseObject({
+  level: z.string().optional(),
+  levelName: z.string().optional(),
+  monthlyAmount: z.number().optional(),
+  proratedAmount: z.number().optional(),
+});
+export type UpgradeInfo = z.infer<typeof upgradeSchema>;
+
+export const errorLinksSchema = z.looseObject({
+  campaignUrl: z.string().optional(),
+  editorUrl: z.string().optional(),
+});
+export type ErrorLinks = z.infer<typeof errorLinksSchema>;
+
+/** §7 error body. Every field is optional: a not-found body carries only `message`. */
+export const errorBodySchema = z.looseObject({
+  message: z.string().optional(),
+  errors: z
+    .record(z.string(), z.union([z.array(z.string()), z.string()]))
+    .optional()
+    .transform((e) =>
+      e ? Object.fromEntries(Object.entries(e).map(([k, v]) => [k, Array.isArray(v) ? v : [v]])) : undefined,
+    ),
+  status_code: z.coerce.number().optional(),
+  links: errorLinksSchema.optional(),
+  upgrade: upgradeSchema.optional(),
+});
+export type ErrorBody = z.infer<typeof errorBodySchema>;

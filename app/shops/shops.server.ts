@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { prisma } from "../db.server";
+import { logger } from "../logger.server";
+
+export interface ShopSummary {
+  domain: string;
+  installed: boolean;
+  connected: boolean;
+}
+
+const SHOP_PROFILE_QUERY = `#graphql
+  query ShopProfile { shop { currencyCode primaryDomain { url } } }`;
+
+const shopProfileSchema = z.object({
+  data: z.object({
+    shop: z.object({ currencyCode: z.string().length(3), primaryDomain: z.object({ url: z.url() }) }),
+  }),
+});
+
+interface AdminGraphql {
+  graphql(query: string): Promise<Response>;
+}
+
+/**
+ * Records an install (or re-install) of the app on a shop, with what the mappers need from the
+ * shop itself: its storefront origin (product URLs) and currency. Without them the app still works
+ * (https://<shop>.myshopify.com, payload currencies), so a failed lookup only logs.
+ */
+export async function recordInstall(domain: string, scopes: string | undefined, admin?: AdminGraphql): Promise<void> {
+  let profile: { storefrontUrl: string; currency: string } | undefined;
+  if (admin) {
+    try {
+      const parsed = shopProfileSchema.parse(await (await admin.graphql(SHOP_PROFILE_QUERY)).json());
+      profile = { storefrontUrl: new URL(parsed.data.shop.primaryDomain.url).origin, currency: parsed.data.shop.currencyCode };
+    } catch (error) {
+      logger().warn({ shop: domain, err: error instanceof Error ? error.message : String(error) }, "shop profile lookup failed");
+    }
+  }
+  await prisma().shop.upsert({
+    where: { domain },
+    create: { domain, scopes: scopes ?? null, ...profile },
+    update: { scopes: scopes ?? null, installedAt: new Date(), uninstalledAt: null, ...profile },
+  });
+}
+
+export async function describeShop(domain: string): Promise<ShopSummary> {
+  const shop = await prisma().shop.findUnique({ where: { domain } });
+  return {
+    domain,
+    installed: Boolean(shop && !shop.uninstalledAt),
+    connected: Boolean(shop?.serviceKeyEnc && !shop.uninstalledAt),
+  };
+}

@@ -1,0 +1,47 @@
+import { isInteger, parse } from "lossless-json";
+
+/** Raised for a webhook body that is not valid JSON. */
+export class ShopifyJsonError extends Error {
+  override readonly name = "ShopifyJsonError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * Parses a raw Shopify webhook body without losing precision.
+ *
+ * Shopify ids exceed 2^53 (e.g. 820982911946154508); `JSON.parse` would round them silently.
+ * Integers beyond Number.MAX_SAFE_INTEGER therefore come back as their exact decimal string;
+ * every other number stays a JS number (money arrives as decimal strings anyway).
+ * Duplicate keys behave like `JSON.parse` (last one wins) so a messy delivery is not rejected.
+ */
+export function parseShopifyJson(raw: string): unknown {
+  if (typeof raw !== "string") {
+    throw new ShopifyJsonError(`Webhook body must be a string, got ${typeof raw}`);
+  }
+  if (raw.trim() === "") throw new ShopifyJsonError("Webhook body is empty");
+  try {
+    return parse(raw, null, {
+      parseNumber: parseNumberLossless,
+      onDuplicateKey: ({ newValue }) => newValue,
+    });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new ShopifyJsonError(`Webhook body is not valid JSON: ${detail}`, { cause: error });
+  }
+}
+
+function parseNumberLossless(value: string): number | string {
+  if (isInteger(value)) {
+    const asNumber = Number(value);
+    // Keep the digits exactly when a double cannot hold them.
+    return Number.isSafeInteger(asNumber) ? asNumber : normaliseIntegerString(value);
+  }
+  return Number(value);
+}
+
+function normaliseIntegerString(value: string): string {
+  // "-0012" is not valid JSON, but keep the output canonical anyway.
+  return BigInt(value).toString();
+}

@@ -1,0 +1,420 @@
+/**
+ * Shared types and helpers of the mappers: context, per-object sync state, identity, addresses,
+ * line items, body compaction and digests. Everything here is pure.
+ */
+import { z } from "zod";
+import {
+  emailSchema,
+  lineItemSchema,
+  type Address,
+  type EventActionsByType,
+  type EventBodies,
+  type EventType,
+  type LineItem,
+  type ServiceCall,
+} from "../../services/marketing/schemas";
+import { consentMemorySchema } from "../consent";
+import { fromMinor, minorToDecimal, multiplyMinor, sumMinor, toMinor, type MoneyInput } from "../money";
+import type { CartLineItem, OrderLineItem, ShopifyAddress } from "../payloads";
+import type { ShopSettings } from "../settings";
+
+// ---------------------------------------------------------------------------
+// Context, state, plan
+// ---------------------------------------------------------------------------
+
+export interface SyncContext {
+  shopDomain: string;
+  /** Primary storefront origin, e.g. https://shop.example.com (no trailing slash needed). */
+  storefrontUrl: string;
+  /** Shop currency (ISO 4217), used where a payload carries none (products). */
+  currency?: string;
+  settings: ShopSettings;
+  /** What this object's last applied plan left (its `nextState`). */
+  prior: ObjectSyncState | null;
+  now: Date;
+}
+
+const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
+
+export const customerSyncStateSchema = z.object({
+  kind: z.literal("customer"),
+  /** Email the contact is known under in the service (identity for later events/deletes). */
+  email: z.string().nullable(),
+  /** Tags last sent to the service (the tag diff is computed against this). */
+  tags: z.array(z.string()),
+  consent: consentMemorySchema,
+  deleted: z.boolean(),
+  /** Digest of the last customer event body, to drop identical re-sends. */
+  digest: z.string().nullable(),
+});
+
+export const orderSyncStateSchema = z.object({
+  kind: z.literal("order"),
+  email: z.string().nullable(),
+  customerId: z.string().nullable(),
+  currency: z.string().nullable(),
+  status: z.string().nullable(),
+  /** Order total (decimal string) and refunded sum so far, for refund status inference. */
+  total: decimalString.nullable(),
+  refunded: decimalString,
+  refundIds: z.array(z.string()),
+  /** Sticky flags: once seen paid/fulfilled, stays so (a later refund does not undo the fact). */
+  paid: z.boolean(),
+  fulfilled: z.boolean(),
+  /** order/completed was sent — never twice. */
+  completed: z.boolean(),
+  /** order/created was sent — never twice, whichever topic arrived first. */
+  created: z.boolean().default(false),
+  deleted: z.boolean(),
+  /** Digest of the last order body sent, to drop identical re-sends (orders/paid + orders/updated). */
+  digest: z.string().nullable(),
+});
+
+export const productSyncStateSchema = z.object({
+  kind: z.literal("product"),
+  /** The service currently knows this product as live (created/updated sent, not deleted since). */
+  advertised: z.boolean(),
+  deleted: z.boolean(),
+  digest: z.string().nullable(),
+});
+
+export const checkoutSyncStateSchema = z.object({
+  kind: z.literal("checkout"),
+  email: z.string().nullable(),
+  /** Completed or deleted: late updates must not restart the abandonment timer. */
+  closed: z.boolean(),
+  digest: z.string().nullable(),
+});
+
+export const cartSyncStateSchema = z.object({
+  kind: z.literal("cart"),
+  created: z.boolean(),
+  digest: z.string().nullable(),
+});
+
+export const subscriptionSyncStateSchema = z.object({
+  kind: z.literal("subscription"),
+  customerId: z.string().nullable(),
+  status: z.string().nullable(),
+});
+
+/** JSON-serialisable memory of one synced object; parse stored JSON with this schema. */
+export const objectSyncStateSchema = z.discriminatedUnion("kind", [
+  customerSyncStateSchema,
+  orderSyncStateSchema,
+  productSyncStateSchema,
+  checkoutSyncStateSchema,
+  cartSyncStateSchema,
+  subscriptionSyncStateSchema,
+]);
+export type ObjectSyncState = z.infer<typeof objectSyncStateSchema>;
+export type CustomerSyncState = z.infer<typeof customerSyncStateSchema>;
+export type OrderSyncState = z.infer<typeof orderSyncStateSchema>;
+export type ProductSyncState = z.infer<typeof productSyncStateSchema>;
+export type CheckoutSyncState = z.infer<typeof checkoutSyncStateSchema>;
+export type CartSyncState = z.infer<typeof cartSyncStateSchema>;
+export type SubscriptionSyncState = z.infer<typeof subscriptionSyncStateSchema>;
+
+/** What a checkout snapshot must hold for `mapAbandonedCheckout` (stored by the scheduler). */
+export const abandonedCheckoutSnapshotSchema = z.object({
+  token: z.string().min(1),
+  cartToken: z.string().nullable(),
+  /** Cart id used in cart events (cart token when known, so cart/created → abandoned share it). */
+  cartId: z.string().min(1),
+  email: z.string().nullable(),
+  referenceId: z.string().nullable(),
+  url: z.string().nullable(),
+  currency: z.string().nullable(),
+  total: z.number().nullable(),
+  totalProducts: z.number().int(),
+  products: z.array(lineItemSchema),
+  updatedAt: z.string().nullable(),
+});
+export type AbandonedCheckoutSnapshot = z.infer<typeof abandonedCheckoutSnapshotSchema>;
+
+export type AbandonmentInstruction =
+  | { action: "schedule"; key: string; snapshot: AbandonedCheckoutSnapshot }
+  | { action: "cancel"; keys: string[] };
+
+export interface SyncPlan {
+  objectKey: string;
+  /** UTC ISO of the object version; null = not a version of the object (an event), apply always. */
+  objectUpdatedAt: string | null;
+  calls: ServiceCall[];
+  nextState: ObjectSyncState | null;
+  abandonment?: AbandonmentInstruction;
+  /** Why nothing (or less than usual) is sent. */
+  skipped?: string;
+}
+
+/** Narrows `prior` to the state kind a mapper owns (a mismatched kind counts as none). */
+export function priorOf<K extends ObjectSyncState["kind"]>(
+  prior: ObjectSyncState | null,
+  kind: K,
+): Extract<ObjectSyncState, { kind: K }> | null {
+  return prior && prior.kind === kind ? (prior as Extract<ObjectSyncState, { kind: K }>) : null;
+}
+
+// ---------------------------------------------------------------------------
+// Identity
+// ---------------------------------------------------------------------------
+
+/**
+ * Products have no person, but every event endpoint needs email or referenceId. Product events are
+ * attributed to the store itself: referenceId `shop:<shopDomain>`. One place, so it can change.
+ */
+export const STORE_ACTOR_PREFIX = "shop:";
+export function storeActorReferenceId(shopDomain: string): string {
+  return `${STORE_ACTOR_PREFIX}${shopDomain.trim().toLowerCase()}`;
+}
+
+/** A usable email (trimmed, lower-cased, accepted by the service's email rule) or null. */
+export function cleanEmail(raw: string | null | undefined): string | null {
+  if (typeof raw !== "string") return null;
+  const email = raw.trim().toLowerCase();
+  if (email === "") return null;
+  return emailSchema.safeParse(email).success ? email : null;
+}
+
+export type PersonRef = { email: string } | { referenceId: string };
+
+/** Rule 1: name the person by email when known, else by the Shopify customer id. */
+export function personRef(email: string | null, customerId: string | null): PersonRef | null {
+  if (email) return { email };
+  if (customerId) return { referenceId: customerId };
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// Bodies
+// ---------------------------------------------------------------------------
+
+type KeptKeys<T> = { [K in keyof T]-?: null extends T[K] ? never : undefined extends T[K] ? never : K }[keyof T];
+/** Keys that may be null/undefined become optional and non-null; the others stay as they are. */
+type Compacted<T> = { [K in KeptKeys<T>]: T[K] } & {
+  [K in Exclude<keyof T, KeptKeys<T>>]?: Exclude<T[K], null | undefined>;
+};
+
+/** Drops null, undefined and "" values (the service's schemas are strict: optional ≠ nullable). */
+export function compact<T extends Record<string, unknown>>(obj: T): Compacted<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === null || v === undefined || v === "") continue;
+    out[k] = v;
+  }
+  return out as Compacted<T>;
+}
+
+/** Typed constructor of an `event` service call. */
+export function eventCall<T extends EventType>(type: T, action: EventActionsByType[T], body: EventBodies[T]): ServiceCall {
+  return { op: "event", type, action, body } as ServiceCall;
+}
+
+/** Shopify address → the service's address object; undefined when nothing is left. */
+export function mapAddress(a: ShopifyAddress | null | undefined): Address | undefined {
+  if (!a) return undefined;
+  const out = compact({
+    first_name: a.first_name,
+    last_name: a.last_name,
+    phone: a.phone,
+    company: a.company,
+    address1: a.address1,
+    address2: a.address2,
+    city: a.city,
+    state: a.province ?? a.province_code,
+    postal_code: a.zip,
+    country: a.country ?? a.country_code,
+  });
+  return Object.keys(out).length > 0 ? (out as Address) : undefined;
+}
+
+export function productUrl(storefrontUrl: string, handle: string | null | undefined): string | undefined {
+  if (!handle) return undefined;
+  return `${storefrontUrl.replace(/\/+$/, "")}/products/${encodeURIComponent(handle)}`;
+}
+
+/** A valid ISO currency or undefined. */
+export function currencyOf(...candidates: Array<string | null | undefined>): string | undefined {
+  for (const c of candidates) {
+    if (typeof c === "string" && /^[A-Z]{3}$/.test(c.trim().toUpperCase())) return c.trim().toUpperCase();
+  }
+  return undefined;
+}
+
+/** Money field → number in `currency`, undefined when missing. */
+export function amount(value: MoneyInput | null | undefined, currency: string | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  return fromMinor(toMinor(value, currency), currency);
+}
+
+const LS_ATTRIBUTE_NAMES = ["_ls", "__ls", "ls_revenue_hash"] as const;
+
+/**
+ * The website tracker's revenue hash, carried through checkout as a hidden cart attribute
+ * (attributes starting with "_" are not shown to the buyer). Accepted names: `_ls`, `__ls`,
+ * `ls_revenue_hash`. Shopify turns cart attributes into order `note_attributes`.
+ */
+export function revenueHash(
+  attributes: ReadonlyArray<{ name: string | null; value: string | null }>,
+  extra?: Record<string, unknown> | ReadonlyArray<{ name: string | null; value: string | null }> | null,
+): string | undefined {
+  const list = [...attributes];
+  if (Array.isArray(extra)) list.push(...extra);
+  else if (extra && typeof extra === "object") {
+    for (const [name, value] of Object.entries(extra)) list.push({ name, value: typeof value === "string" ? value : null });
+  }
+  for (const wanted of LS_ATTRIBUTE_NAMES) {
+    const hit = list.find((a) => a.name === wanted && typeof a.value === "string" && a.value.trim() !== "");
+    if (hit?.value) return hit.value.trim();
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------
+// Line items
+// ---------------------------------------------------------------------------
+
+function imageOf(li: { image_url?: string | null; image?: unknown }): string | undefined {
+  if (li.image_url) return li.image_url;
+  const img = li.image;
+  if (typeof img === "string" && img !== "") return img;
+  if (img && typeof img === "object") {
+    const o = img as { src?: string | null; url?: string | null };
+    return o.src ?? o.url ?? undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Line item `id` is the Shopify product id, so purchases join the product events; custom items
+ * without a product fall back to the line item id.
+ */
+function lineId(productId: string | null, lineItemId: string | null, fallback: string): string {
+  return productId ?? lineItemId ?? fallback;
+}
+
+function lineName(...names: Array<string | null | undefined>): string {
+  for (const n of names) if (typeof n === "string" && n.trim() !== "") return n.trim();
+  return "Item";
+}
+
+export interface MappedLines {
+  products: LineItem[];
+  /** Σ line totals after discounts, minor units. */
+  totalMinor: bigint;
+  totalQuantity: number;
+}
+
+function orderLineMinor(li: OrderLineItem, currency: string | undefined) {
+  const quantity = li.quantity ?? 0;
+  const gross = li.price !== null ? multiplyMinor(li.price, quantity, currency) : null;
+  // discount_allocations is the current field; total_discount the legacy one.
+  const allocations = li.discount_allocations.map((d) => d.amount);
+  const discounts =
+    allocations.length > 0 ? sumMinor(allocations, currency) : li.total_discount !== null ? toMinor(li.total_discount, currency) : 0n;
+  const taxes = li.tax_lines.length > 0 ? sumMinor(li.tax_lines.map((t) => t.price), currency) : null;
+  return { quantity, gross, discounts, taxes, net: gross !== null ? gross - discounts : null };
+}
+
+/** Order/refund line item: total = price × quantity − discounts (exact). */
+export function mapOrderLine(li: OrderLineItem, currency: string | undefined, index: number): LineItem {
+  const m = orderLineMinor(li, currency);
+  return compact({
+    id: lineId(li.product_id, li.id, `line-${index + 1}`),
+    name: lineName(li.name, li.title, li.sku),
+    sku: li.sku,
+    variant_id: li.variant_id,
+    image_url: imageOf(li),
+    price: amount(li.price, currency),
+    quantity: m.quantity,
+    total: m.net !== null ? fromMinor(m.net, currency) : undefined,
+    discounts: fromMinor(m.discounts, currency),
+    taxes: m.taxes !== null ? fromMinor(m.taxes, currency) : undefined,
+  }) as LineItem;
+}
+
+export function mapOrderLines(items: readonly OrderLineItem[], currency: string | undefined): MappedLines {
+  let totalMinor = 0n;
+  let totalQuantity = 0;
+  const products = items.map((li, i) => {
+    const m = orderLineMinor(li, currency);
+    if (m.net !== null) totalMinor += m.net;
+    totalQuantity += m.quantity;
+    return mapOrderLine(li, currency, i);
+  });
+  return { products, totalMinor, totalQuantity };
+}
+
+/**
+ * Cart/checkout line item. Checkout `line_price` is price × quantity before discounts (discounts
+ * are in discount_allocations/applied_discounts); cart `line_price` is already the final line price.
+ */
+export function mapCartLines(
+  items: readonly CartLineItem[],
+  currency: string | undefined,
+  kind: "cart" | "checkout",
+): MappedLines {
+  let totalMinor = 0n;
+  let totalQuantity = 0;
+  const products = items.map((li, i) => {
+    const quantity = li.quantity ?? 0;
+    const unit = li.price ?? li.discounted_price;
+    const linePrice = li.line_price !== null ? toMinor(li.line_price, currency) : unit !== null ? multiplyMinor(unit, quantity, currency) : null;
+    const allocations = [...li.discount_allocations.map((d) => d.amount), ...li.applied_discounts.map((d) => d.amount)];
+    const discounts = kind === "checkout" ? sumMinor(allocations, currency) : 0n;
+    const lineTotal = linePrice !== null ? linePrice - discounts : null;
+    const taxes = li.tax_lines.length > 0 ? sumMinor(li.tax_lines.map((t) => t.price), currency) : null;
+    if (lineTotal !== null) totalMinor += lineTotal;
+    totalQuantity += quantity;
+    return compact({
+      id: lineId(li.product_id, li.variant_id ?? li.id, li.key ?? `line-${i + 1}`),
+      name: lineName(li.presentment_title, li.title, li.sku),
+      sku: li.sku,
+      variant_id: li.variant_id,
+      image_url: li.image_url ?? undefined,
+      price: unit !== null ? amount(unit, currency) : undefined,
+      quantity,
+      total: lineTotal !== null ? fromMinor(lineTotal, currency) : undefined,
+      discounts: kind === "checkout" && allocations.length > 0 ? fromMinor(discounts, currency) : undefined,
+      taxes: taxes !== null ? fromMinor(taxes, currency) : undefined,
+    }) as LineItem;
+  });
+  return { products, totalMinor, totalQuantity };
+}
+
+export { minorToDecimal };
+
+// ---------------------------------------------------------------------------
+// Digests
+// ---------------------------------------------------------------------------
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * Short content digest (FNV-1a 64-bit over a key-sorted JSON), used to skip re-sending an
+ * identical body. Not cryptographic; collisions only cost one skipped duplicate-looking update.
+ */
+export function digestOf(value: unknown, omit: readonly string[] = []): string {
+  let input = value;
+  if (omit.length > 0 && value && typeof value === "object" && !Array.isArray(value)) {
+    input = Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => !omit.includes(k)));
+  }
+  const text = stableStringify(input);
+  let hash = 0xcbf29ce484222325n;
+  const prime = 0x100000001b3n;
+  const mask = 0xffffffffffffffffn;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= BigInt(text.charCodeAt(i));
+    hash = (hash * prime) & mask;
+  }
+  return hash.toString(16).padStart(16, "0");
+}

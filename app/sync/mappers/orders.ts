@@ -1,0 +1,245 @@
+/**
+ * orders/create|updated|paid|fulfilled|cancelled|edited|delete → order events.
+ *
+ * Amounts use the shop-currency fields (total_price, total_tax…) with `currency`, exact.
+ * `order/completed` is sent once, when settings.orderCompletedOn is met (tracked in nextState).
+ */
+import type { OrderEvent, ServiceCall } from "../../services/marketing/schemas";
+import type { ShopSettings } from "../settings";
+import type { OrderEditedPayload, OrderPayload } from "../payloads";
+import {
+  amount,
+  cleanEmail,
+  compact,
+  currencyOf,
+  digestOf,
+  eventCall,
+  mapAddress,
+  mapOrderLines,
+  personRef,
+  priorOf,
+  revenueHash,
+  type OrderSyncState,
+  type SyncContext,
+  type SyncPlan,
+} from "./common";
+import { sumMinor, fromMinor } from "../money";
+
+export function orderObjectKey(orderId: string): string {
+  return `order:${orderId}`;
+}
+
+export type OrderTopicAction = "create" | "updated" | "paid" | "fulfilled" | "cancelled";
+
+function emptyOrderState(): OrderSyncState {
+  return {
+    kind: "order",
+    email: null,
+    customerId: null,
+    currency: null,
+    status: null,
+    total: null,
+    refunded: "0",
+    refundIds: [],
+    paid: false,
+    fulfilled: false,
+    completed: false,
+    created: false,
+    deleted: false,
+    digest: null,
+  };
+}
+
+const PAID_STATES = new Set(["paid", "partially_refunded", "refunded"]);
+const NEVER_COMPLETE_STATES = new Set(["voided", "refunded"]);
+
+/** One status string for the service: cancelled > refund states > fulfilment > payment. */
+export function orderStatus(o: OrderPayload): string {
+  if (o.cancelled_at) return "cancelled";
+  const financial = o.financial_status?.toLowerCase() ?? null;
+  if (financial === "refunded" || financial === "partially_refunded" || financial === "voided") return financial;
+  const fulfillment = o.fulfillment_status?.toLowerCase() ?? null;
+  if (fulfillment === "fulfilled") return "fulfilled";
+  if (fulfillment === "partial") return "partially_fulfilled";
+  return financial ?? "pending";
+}
+
+export function isPaid(o: OrderPayload): boolean {
+  return PAID_STATES.has(o.financial_status?.toLowerCase() ?? "");
+}
+
+/** Fulfilled, or nothing in it needs shipping (digital goods never get a fulfilment status). */
+export function isFulfilled(o: OrderPayload): boolean {
+  if (o.fulfillment_status?.toLowerCase() === "fulfilled") return true;
+  return o.line_items.length > 0 && o.line_items.every((li) => li.requires_shipping === false);
+}
+
+export function completionRuleMet(rule: ShopSettings["orderCompletedOn"], paid: boolean, fulfilled: boolean): boolean {
+  if (rule === "paid") return paid;
+  if (rule === "fulfilled") return fulfilled;
+  return paid && fulfilled;
+}
+
+function orderIdentity(o: OrderPayload, prior: OrderSyncState | null) {
+  const email = cleanEmail(o.email) ?? cleanEmail(o.contact_email) ?? cleanEmail(o.customer?.email) ?? prior?.email ?? null;
+  const customerId = o.customer?.id ?? prior?.customerId ?? null;
+  return { email, customerId };
+}
+
+/** Checkout and cart tokens an order completes: their abandonment timers must stop. */
+function completedTokens(o: OrderPayload): string[] {
+  return [...new Set([o.checkout_token, o.cart_token].filter((t): t is string => !!t))];
+}
+
+function shippingMinor(o: OrderPayload, currency: string | undefined): bigint | null {
+  const set = o.total_shipping_price_set?.shop_money?.amount;
+  if (set) return sumMinor([set], currency);
+  const lines = o.shipping_lines.filter((l) => !l.is_removed);
+  if (lines.length === 0) return null;
+  return sumMinor(lines.map((l) => l.discounted_price ?? l.price), currency);
+}
+
+/** The order body without identity/occurred_at (those vary per call). */
+export function orderEventFields(o: OrderPayload, ctx: SyncContext) {
+  const currency = currencyOf(o.currency, ctx.currency);
+  const lines = mapOrderLines(o.line_items, currency);
+  const shipping = shippingMinor(o, currency);
+  const fees = o.current_total_additional_fees_set?.shop_money?.amount ?? o.original_total_additional_fees_set?.shop_money?.amount;
+  return compact({
+    id: o.id,
+    publicId: o.name ?? (o.order_number !== null ? String(o.order_number) : null),
+    products: lines.products,
+    currency,
+    // total_price is the order total after discounts, with shipping and taxes; fall back to Σ lines.
+    total: o.total_price !== null ? amount(o.total_price, currency) : fromMinor(lines.totalMinor, currency),
+    shipping: shipping !== null ? fromMinor(shipping, currency) : undefined,
+    discounts: amount(o.total_discounts, currency),
+    taxes: amount(o.total_tax, currency),
+    fees: amount(fees, currency),
+    status: orderStatus(o),
+    url: o.order_status_url,
+    phone: o.phone ?? o.billing_address?.phone ?? undefined,
+    billing_address: mapAddress(o.billing_address),
+    shipping_address: mapAddress(o.shipping_address),
+    payment_gateway: o.payment_gateway_names.find((g) => g.trim() !== ""),
+    _ls: revenueHash(o.note_attributes),
+  });
+}
+
+export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncContext): SyncPlan {
+  const prior = priorOf(ctx.prior, "order");
+  const objectKey = orderObjectKey(o.id);
+  const tokens = completedTokens(o);
+  const abandonment = tokens.length > 0 ? { abandonment: { action: "cancel" as const, keys: tokens } } : {};
+  if (prior?.deleted) {
+    return { objectKey, objectUpdatedAt: o.updated_at, calls: [], nextState: prior, skipped: "order was deleted", ...abandonment };
+  }
+
+  const { email, customerId } = orderIdentity(o, prior);
+  const fields = orderEventFields(o, ctx);
+  const base = prior ?? emptyOrderState();
+  const paid = base.paid || isPaid(o);
+  const fulfilled = base.fulfilled || isFulfilled(o);
+  const financial = o.financial_status?.toLowerCase() ?? "";
+  const ruleMet =
+    !base.completed &&
+    !o.cancelled_at &&
+    !NEVER_COMPLETE_STATES.has(financial) &&
+    completionRuleMet(ctx.settings.orderCompletedOn, paid, fulfilled);
+  // An order first seen through orders/updated|cancelled that is already complete is historical
+  // (e.g. an old order edited after install): completing it now would start post-purchase flows
+  // months late. create/paid/fulfilled topics witness the transition itself.
+  const witnessed = prior !== null || topic === "create" || topic === "paid" || topic === "fulfilled";
+  const completes = ruleMet && witnessed;
+
+  const stateFields = {
+    email,
+    customerId,
+    currency: fields.currency ?? base.currency,
+    status: fields.status,
+    total: o.total_price ?? base.total,
+    paid,
+    fulfilled,
+  };
+
+  const ref = personRef(email, customerId);
+  if (!ref) {
+    // Flags are still tracked so a later delivery with an email completes correctly.
+    return {
+      objectKey,
+      objectUpdatedAt: o.updated_at,
+      calls: [],
+      nextState: { ...base, ...stateFields },
+      skipped: "order has neither an email nor a customer: no person to attach it to",
+      ...abandonment,
+    };
+  }
+
+  const body = { ...ref, source: ctx.settings.source, ...fields } as OrderEvent;
+  const digest = digestOf(body);
+  const calls: ServiceCall[] = [];
+  const notes: string[] = [];
+
+  // orders/paid or orders/fulfilled can overtake orders/create (they are sent moments apart):
+  // the first of them to arrive announces the order, and the late orders/create adds nothing.
+  const announces = !base.created && (topic === "create" || (prior === null && (topic === "paid" || topic === "fulfilled")));
+  if (announces) {
+    calls.push(eventCall("order", "created", { ...body, occurred_at: o.created_at ?? o.processed_at ?? ctx.now.toISOString() }));
+  } else if (digest === base.digest) {
+    notes.push("order unchanged since last sent");
+  } else {
+    const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : o.updated_at;
+    const status = topic === "cancelled" ? "cancelled" : body.status;
+    calls.push(eventCall("order", "updated", { ...body, status, occurred_at: at ?? ctx.now.toISOString() }));
+  }
+  if (ruleMet && !witnessed) notes.push("order was already complete when first seen: order/completed not sent");
+  if (completes) {
+    calls.push(eventCall("order", "completed", { ...body, status: "completed", occurred_at: o.updated_at ?? ctx.now.toISOString() }));
+  }
+
+  return {
+    objectKey,
+    objectUpdatedAt: o.updated_at,
+    calls,
+    nextState: { ...base, ...stateFields, completed: base.completed || ruleMet, created: base.created || announces, digest },
+    ...abandonment,
+    ...(notes.length > 0 ? { skipped: notes.join("; ") } : {}),
+  };
+}
+
+/** orders/delete: only the id arrives, the person comes from the prior state. */
+export function mapOrderDelete(orderId: string, ctx: SyncContext): SyncPlan {
+  const prior = priorOf(ctx.prior, "order");
+  const objectKey = orderObjectKey(orderId);
+  const nextState: OrderSyncState = { ...(prior ?? emptyOrderState()), deleted: true };
+  if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "already deleted" };
+  const ref = personRef(prior?.email ?? null, prior?.customerId ?? null);
+  if (!ref) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "order never synced: no person to attach the deletion to" };
+  const body: OrderEvent = { ...ref, source: ctx.settings.source, id: orderId, occurred_at: ctx.now.toISOString() };
+  return { objectKey, objectUpdatedAt: null, calls: [eventCall("order", "deleted", body)], nextState };
+}
+
+/**
+ * orders/edited: the payload is only the edit (line deltas), so this sends a light `order/updated`
+ * with what the state knows; Shopify also sends orders/updated with the full edited order.
+ */
+export function mapOrderEdited(p: OrderEditedPayload, ctx: SyncContext): SyncPlan {
+  const edit = p.order_edit;
+  const prior = priorOf(ctx.prior, "order");
+  const objectKey = orderObjectKey(edit.order_id);
+  if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "order was deleted" };
+  const ref = personRef(prior?.email ?? null, prior?.customerId ?? null);
+  if (!prior || !ref) {
+    return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "order never synced: no person to attach the edit to" };
+  }
+  const body = compact({
+    ...ref,
+    source: ctx.settings.source,
+    id: edit.order_id,
+    occurred_at: edit.committed_at ?? edit.created_at ?? ctx.now.toISOString(),
+    status: prior.status,
+    currency: prior.currency,
+  }) as OrderEvent;
+  // Forget the digest so the full orders/updated that follows is not dropped as unchanged.
+  return { objectKey, objectUpdatedAt: null, calls: [eventCall("order", "updated", body)], nextState: { ...prior, digest: null } };
+}

@@ -1,0 +1,161 @@
+/**
+ * planWebhook: THE entry point. Shopify webhook (topic + body) → the service calls to make, the
+ * state to remember, and abandonment-timer instructions. Pure: no I/O, no clock (ctx.now).
+ */
+import type { z } from "zod";
+import { parseShopifyJson } from "./json";
+import {
+  cartPayload,
+  checkoutPayload,
+  consentUpdatePayload,
+  customerPayload,
+  deletePayload,
+  orderEditedPayload,
+  orderPayload,
+  productPayload,
+  refundPayload,
+  subscriptionContractPayload,
+} from "./payloads";
+import type { SyncContext, SyncPlan } from "./mappers/common";
+import { mapConsentUpdate, mapCustomerAccount, mapCustomerDelete, mapCustomerUpsert } from "./mappers/customers";
+import { mapOrder, mapOrderDelete, mapOrderEdited } from "./mappers/orders";
+import { mapRefund } from "./mappers/refunds";
+import { mapProduct, mapProductDelete } from "./mappers/products";
+import { mapCart } from "./mappers/carts";
+import { mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
+import { mapSubscription, SUBSCRIPTION_TOPIC_ACTIONS, type SubscriptionTopic } from "./mappers/subscriptions";
+
+export type {
+  AbandonedCheckoutSnapshot,
+  AbandonmentInstruction,
+  ObjectSyncState,
+  SyncContext,
+  SyncPlan,
+} from "./mappers/common";
+export { abandonedCheckoutSnapshotSchema, objectSyncStateSchema, STORE_ACTOR_PREFIX, storeActorReferenceId } from "./mappers/common";
+export { mapAbandonedCheckout } from "./mappers/checkouts";
+
+/** A webhook body that does not match the topic's schema. `issues` are zod's. */
+export class InvalidPayloadError extends Error {
+  override readonly name = "InvalidPayloadError";
+  constructor(
+    readonly topic: string,
+    readonly issues: z.core.$ZodIssue[],
+  ) {
+    const first = issues[0];
+    const where = first ? `${first.path.join(".") || "(body)"}: ${first.message}` : "invalid";
+    super(`Invalid ${topic} payload (${issues.length} issue${issues.length === 1 ? "" : "s"}; ${where})`);
+  }
+}
+
+export const HANDLED_TOPICS = [
+  "customers/create",
+  "customers/update",
+  "customers/delete",
+  "customers/enable",
+  "customers/disable",
+  "customers_email_marketing_consent/update",
+  "orders/create",
+  "orders/updated",
+  "orders/paid",
+  "orders/fulfilled",
+  "orders/partially_fulfilled",
+  "orders/cancelled",
+  "orders/edited",
+  "orders/delete",
+  "refunds/create",
+  "products/create",
+  "products/update",
+  "products/delete",
+  "carts/create",
+  "carts/update",
+  "checkouts/create",
+  "checkouts/update",
+  "checkouts/delete",
+  ...Object.keys(SUBSCRIPTION_TOPIC_ACTIONS).map((a) => `subscription_contracts/${a}`),
+] as const;
+
+/** "orders/create", "ORDERS/CREATE", "orders.create" (fixture file names) → "orders/create". */
+export function normalizeTopic(topic: string): string {
+  return topic.trim().toLowerCase().replace(/\./g, "/");
+}
+
+function parse<S extends z.ZodType>(schema: S, body: unknown, topic: string): z.output<S> {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new InvalidPayloadError(topic, result.error.issues);
+  return result.data;
+}
+
+/**
+ * Plans one webhook delivery. `body` is the parsed JSON (ideally from parseShopifyJson) or the raw
+ * text. Throws InvalidPayloadError for a body that does not validate; unknown topics plan nothing.
+ */
+export function planWebhook(topic: string, body: unknown, ctx: SyncContext): SyncPlan {
+  const t = normalizeTopic(topic);
+  const data = typeof body === "string" ? parseShopifyJson(body) : body;
+
+  switch (t) {
+    case "customers/create":
+      return mapCustomerUpsert("created", parse(customerPayload, data, t), ctx);
+    case "customers/update":
+      return mapCustomerUpsert("updated", parse(customerPayload, data, t), ctx);
+    case "customers/delete":
+      return mapCustomerDelete(parse(customerPayload, data, t), ctx);
+    case "customers/enable":
+      return mapCustomerAccount("created", parse(customerPayload, data, t), ctx);
+    case "customers/disable":
+      return mapCustomerAccount("deleted", parse(customerPayload, data, t), ctx);
+    case "customers_email_marketing_consent/update":
+      return mapConsentUpdate(parse(consentUpdatePayload, data, t), ctx);
+
+    case "orders/create":
+      return mapOrder("create", parse(orderPayload, data, t), ctx);
+    case "orders/updated":
+      return mapOrder("updated", parse(orderPayload, data, t), ctx);
+    case "orders/paid":
+      return mapOrder("paid", parse(orderPayload, data, t), ctx);
+    case "orders/fulfilled":
+    case "orders/partially_fulfilled":
+      return mapOrder("fulfilled", parse(orderPayload, data, t), ctx);
+    case "orders/cancelled":
+      return mapOrder("cancelled", parse(orderPayload, data, t), ctx);
+    case "orders/edited":
+      return mapOrderEdited(parse(orderEditedPayload, data, t), ctx);
+    case "orders/delete":
+      return mapOrderDelete(parse(deletePayload, data, t).id, ctx);
+    case "refunds/create":
+      return mapRefund(parse(refundPayload, data, t), ctx);
+
+    case "products/create":
+      return mapProduct("create", parse(productPayload, data, t), ctx);
+    case "products/update":
+      return mapProduct("update", parse(productPayload, data, t), ctx);
+    case "products/delete":
+      return mapProductDelete(parse(deletePayload, data, t).id, ctx);
+
+    case "carts/create":
+      return mapCart("created", parse(cartPayload, data, t), ctx);
+    case "carts/update":
+      return mapCart("updated", parse(cartPayload, data, t), ctx);
+    case "checkouts/create":
+    case "checkouts/update":
+      return mapCheckout(parse(checkoutPayload, data, t), ctx);
+    case "checkouts/delete":
+      return mapCheckoutDelete(parse(checkoutPayload, data, t), ctx);
+  }
+
+  if (t.startsWith("subscription_contracts/")) {
+    const action = t.slice("subscription_contracts/".length);
+    if (action in SUBSCRIPTION_TOPIC_ACTIONS) {
+      return mapSubscription(action as SubscriptionTopic, parse(subscriptionContractPayload, data, t), ctx);
+    }
+  }
+
+  return {
+    objectKey: `unhandled:${t}`,
+    objectUpdatedAt: null,
+    calls: [],
+    nextState: null,
+    skipped: `topic ${t} is not synced`,
+  };
+}

@@ -1,0 +1,46 @@
+import { z } from "zod";
+
+/**
+ * Per-shop sync settings. Every default is the privacy-safe choice: nothing is pushed as a
+ * contact, confirmed, or deleted unless the merchant opts in.
+ */
+export const shopSettingsSchema = z.object({
+  /**
+   * double_opt_in: a Shopify "subscribed" customer gets the service's confirmation email once
+   * (the service decides). trust_shopify: Shopify's consent is taken as confirmed (no email).
+   */
+  optInMode: z.enum(["double_opt_in", "trust_shopify"]).default("double_opt_in"),
+  /** Push customers without marketing consent as inactive/unconfirmed contacts. */
+  syncNonSubscribers: z.boolean().default(false),
+  /** Delete the contact when the Shopify customer is deleted; otherwise record `customer/deleted`. */
+  deleteContactOnCustomerDelete: z.boolean().default(false),
+  /** Wait this long after the last checkout change before sending `cart/abandoned`. */
+  abandonmentDelayMinutes: z.number().int().min(15).max(4320).default(60),
+  /**
+   * When `order/completed` is sent. Default paid_and_fulfilled: "completed" drives post-purchase
+   * flows (thank-you, review request, cross-sell). Sending it on payment alone asks for reviews of
+   * goods not yet shipped; on fulfilment alone it fires for unpaid orders (manual/COD, payment
+   * pending) that may still be voided. Both together is the moment the purchase is really done.
+   */
+  orderCompletedOn: z.enum(["paid_and_fulfilled", "paid", "fulfilled"]).default("paid_and_fulfilled"),
+  /** `is_contact` on customer/user events: let those events create/update contacts. */
+  customerEventsCreateContacts: z.boolean().default(false),
+  /** The `source` field of every service call. */
+  source: z.string().trim().min(1).max(100).default("shopify"),
+});
+
+export type ShopSettings = z.output<typeof shopSettingsSchema>;
+export type ShopSettingsInput = z.input<typeof shopSettingsSchema>;
+
+export const defaultSettings: ShopSettings = Object.freeze(shopSettingsSchema.parse({}));
+
+/**
+ * Parses stored or submitted settings (an object or its JSON text). Missing keys take the
+ * defaults, unknown keys are dropped; an invalid value throws the ZodError (for the settings form).
+ */
+export function parseSettings(json: unknown): ShopSettings {
+  let value: unknown = json;
+  if (typeof json === "string") value = json.trim() === "" ? {} : (JSON.parse(json) as unknown);
+  if (value === null || value === undefined) value = {};
+  return shopSettingsSchema.parse(value);
+}

@@ -1,0 +1,354 @@
+/**
+ * Webhook acknowledgement latency under an open-loop load (default 200 requests/s).
+ *
+ *   npx tsx bench/ack-latency.ts [--rate 200] [--duration 15] [--warmup 3]
+ *                                [--postgres | --no-postgres] [--worker both|on|off] [--pglite-memory]
+ *
+ * Every target is served by its own child process (the load generator keeps its own core):
+ *   bare       node:http route that reads the body, checks the HMAC (validHmac) and answers 200
+ *   app        the production Remix build over HTTP (`/webhooks`), on PGlite (a fresh on-disk
+ *              directory) and on PostgreSQL (a fresh ms_bench_* database) when a server answers
+ * with the sync worker in the app process (as in production, delivering to the emulator, which
+ * runs in a third process) and/or without it.
+ *
+ * Sends are scheduled on a fixed clock and never wait for earlier answers; a latency is measured
+ * from the request's SCHEDULED time to the end of its answer, so a stalled server is not hidden
+ * (no coordinated omission). Only the requests scheduled after the warm-up are counted.
+ */
+import { fork } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { cpus, loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import {
+  createBenchDatabase,
+  endChild,
+  fmt,
+  mib,
+  nextMessage,
+  percentile,
+  postgresAdminUrl,
+  printTable,
+  sleep,
+  startEmulatorProcess,
+  tsxExecArgv,
+  type EmulatorProcess,
+} from "./support";
+
+const SELF = fileURLToPath(import.meta.url);
+const SHOP = "bench-ack.myshopify.com";
+const TARGET_P99_MS = 25;
+const TARGET_RATIO = 3;
+
+interface ChildOptions {
+  target: "bare" | "app";
+  db?: "pglite" | "postgres";
+  dbUrl?: string;
+  pgliteDir?: string;
+  worker: boolean;
+  emulatorUrl?: string;
+  apiKey?: string;
+}
+
+interface ChildStats {
+  type: "stopped";
+  rss: number;
+  deliveries?: Record<string, number>;
+  calls?: Record<string, number>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server child
+
+async function serveChild(o: ChildOptions): Promise<void> {
+  const { applyTestEnv, TEST_API_SECRET } = await import("../test/support/env");
+  applyTestEnv({
+    LOG_LEVEL: "silent",
+    RUN_WORKER_IN_PROCESS: String(o.worker),
+    ...(o.emulatorUrl ? { MARKETING_API_URL: o.emulatorUrl } : {}),
+  });
+  let peakRss = process.memoryUsage().rss;
+  const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+
+  let url: string;
+  let close: () => Promise<Omit<ChildStats, "type" | "rss">>;
+  if (o.target === "bare") {
+    const { validHmac } = await import("../app/webhooks/receive.server");
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const ok = validHmac(Buffer.concat(chunks).toString("utf8"), String(req.headers["x-shopify-hmac-sha256"] ?? ""), TEST_API_SECRET);
+        res.writeHead(ok ? 200 : 401, { "content-length": "0" });
+        res.end();
+      });
+    });
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    close = () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve({}));
+      });
+  } else {
+    const { openDatabase, installDatabase } = await import("../app/db.server");
+    const { loadServerBuild, startHttpServer } = await import("../app/server/http.server");
+    const { startWorker } = await import("../app/pipeline/worker.server");
+    const { connectShop } = await import("../app/shops/connection.server");
+    const db = openDatabase(o.db === "postgres" ? { kind: "postgres", url: o.dbUrl! } : { kind: "pglite", dataDir: o.pgliteDir! });
+    await db.migrate();
+    installDatabase(db);
+    const http = await startHttpServer({ build: await loadServerBuild(), port: 0, host: "127.0.0.1" });
+    if (o.worker) await connectShop(SHOP, { apiKey: o.apiKey!, baseUrl: o.emulatorUrl! });
+    const worker = o.worker ? startWorker() : undefined;
+    url = http.url;
+    close = async () => {
+      await http.close();
+      // What the worker had not caught up with when the load stopped.
+      const count = async (table: string) =>
+        Object.fromEntries(
+          (await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "${table}" GROUP BY status`)).map((r) => [r.status, r.n]),
+        );
+      const stats = { deliveries: await count("WebhookDelivery"), calls: await count("OutboundCall") };
+      await worker?.stop();
+      installDatabase(undefined);
+      await db.close();
+      return stats;
+    };
+  }
+  process.on("message", (m: { type: string }) => {
+    if (m.type !== "stop") return;
+    void close().then((stats) => {
+      clearInterval(rssTimer);
+      process.send!({ type: "stopped", rss: peakRss, ...stats } satisfies ChildStats, () => process.disconnect());
+    });
+  });
+  process.send!({ type: "ready", url });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator
+
+interface Prepared {
+  headers: Record<string, string>;
+  body: string;
+}
+
+async function prepareRequests(count: number): Promise<Prepared[]> {
+  const { fixture, webhookHeaders } = await import("../test/support/webhooks");
+  const { customerBody } = await import("../test/support/pipeline");
+  const order = fixture("orders/create");
+  const base = Date.now() * 1000;
+  const out: Prepared[] = [];
+  for (let i = 0; i < count; i++) {
+    let topic: string;
+    let body: string;
+    if (i % 2 === 0) {
+      // The documented order, as a new order each time (ids are kept as written: beyond 2^53).
+      topic = "orders/create";
+      const id = String(820982911946154508n + BigInt(base + i));
+      body = order.replace('"id": 820982911946154500', `"id": ${id}`).replace("gid://shopify/Order/820982911946154508", `gid://shopify/Order/${id}`);
+    } else {
+      topic = i % 4 === 1 ? "customers/create" : "customers/update";
+      body = JSON.stringify(customerBody({ id: String(base + i), updatedAt: new Date().toISOString() }));
+    }
+    out.push({ body, headers: webhookHeaders({ topic, shop: SHOP, body }) });
+  }
+  return out;
+}
+
+interface LoadResult {
+  sent: number;
+  measured: number;
+  latencies: number[];
+  errors: number;
+  errorKinds: Record<string, number>;
+  maxSendLagMs: number;
+  seconds: number;
+}
+
+/** Open loop: request i is due at start + i / rate, whatever happened to the earlier ones. */
+async function openLoop(url: string, requests: Prepared[], rate: number, warmupMs: number): Promise<LoadResult> {
+  const target = new URL("/webhooks", url).href;
+  const interval = 1000 / rate;
+  const latencies: number[] = [];
+  const errorKinds: Record<string, number> = {};
+  let errors = 0;
+  let maxSendLagMs = 0;
+  const inFlight = new Set<Promise<void>>();
+  const start = performance.now() + 20;
+  const measureFrom = start + warmupMs;
+
+  const fire = (r: Prepared, due: number) => {
+    const counted = due >= measureFrom;
+    const p = fetch(target, { method: "POST", headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) })
+      .then(async (res) => {
+        await res.arrayBuffer();
+        if (!counted) return;
+        latencies.push(performance.now() - due);
+        if (res.status !== 200) {
+          errors++;
+          errorKinds[`HTTP ${res.status}`] = (errorKinds[`HTTP ${res.status}`] ?? 0) + 1;
+        }
+      })
+      .catch((error: Error) => {
+        if (!counted) return;
+        errors++;
+        const kind = error.name === "TimeoutError" ? "timeout" : (error.cause as Error | undefined)?.message ?? error.message;
+        errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  };
+
+  let i = 0;
+  while (i < requests.length) {
+    const now = performance.now();
+    while (i < requests.length && start + i * interval <= now) {
+      const due = start + i * interval;
+      if (due >= measureFrom) maxSendLagMs = Math.max(maxSendLagMs, now - due);
+      fire(requests[i], due);
+      i++;
+    }
+    await sleep(Math.max(0, Math.min(5, start + i * interval - performance.now())));
+  }
+  // Bounded: every request has its own 10 s timeout.
+  await Promise.all([...inFlight]);
+  return {
+    sent: requests.length,
+    measured: requests.filter((_, k) => start + k * interval >= measureFrom).length,
+    latencies: latencies.sort((a, b) => a - b),
+    errors,
+    errorKinds,
+    maxSendLagMs,
+    seconds: (performance.now() - measureFrom) / 1000,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+interface Run {
+  label: string;
+  options: ChildOptions;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      rate: { type: "string", default: "200" },
+      duration: { type: "string", default: "15" },
+      warmup: { type: "string", default: "3" },
+      postgres: { type: "boolean", default: false },
+      "no-postgres": { type: "boolean", default: false },
+      worker: { type: "string", default: "both" },
+      "pglite-memory": { type: "boolean", default: false },
+    },
+  });
+  const rate = Number(values.rate);
+  const durationS = Number(values.duration);
+  const warmupS = Number(values.warmup);
+  if (!(rate > 0 && rate <= 5_000 && durationS > 0 && durationS <= 600 && warmupS >= 0 && warmupS <= 60)) {
+    throw new Error("--rate must be 1..5000, --duration 1..600 s, --warmup 0..60 s");
+  }
+  const workerModes = values.worker === "both" ? [false, true] : [values.worker === "on"];
+  const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
+  if (!existsBuild()) throw new Error("build/server/index.js is missing: run `npm run build` first");
+
+  const runs: Run[] = [{ label: "bare node:http + HMAC", options: { target: "bare", worker: false } }];
+  const databases: ("pglite" | "postgres")[] = adminUrl ? ["pglite", "postgres"] : ["pglite"];
+  for (const db of databases) {
+    for (const worker of workerModes) {
+      runs.push({ label: `app /webhooks, ${db === "pglite" ? "PGlite" : "PostgreSQL"}, worker ${worker ? "in-process" : "off"}`, options: { target: "app", db, worker } });
+    }
+  }
+
+  console.log(`ack-latency: ${rate} req/s open loop, ${warmupS} s warm-up + ${durationS} s measured per target; node ${process.version}`);
+  if (!adminUrl) console.log("PostgreSQL: not measured (no server answered; pass --postgres or DATABASE_URL_BENCH to require it)");
+  const total = Math.round(rate * (warmupS + durationS));
+  const emulator: EmulatorProcess | undefined = workerModes.includes(true) ? await startEmulatorProcess() : undefined;
+  const rows: { label: string; r: LoadResult; stats: ChildStats }[] = [];
+  try {
+    for (const run of runs) {
+      const requests = await prepareRequests(total);
+      const o: ChildOptions = { ...run.options, emulatorUrl: emulator?.url, apiKey: emulator?.apiKey };
+      let pgDb: Awaited<ReturnType<typeof createBenchDatabase>> | undefined;
+      if (o.db === "postgres") {
+        pgDb = await createBenchDatabase(adminUrl!);
+        o.dbUrl = pgDb.url;
+      }
+      if (o.db === "pglite") o.pgliteDir = values["pglite-memory"] ? "memory://" : mkdtempSync(path.join(tmpdir(), "ms-bench-pglite-"));
+      const child = fork(SELF, ["--child", JSON.stringify(o)], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      try {
+        const { url } = await nextMessage<{ type: "ready"; url: string }>(child, "ready", 120_000);
+        await emulator?.clear();
+        process.stdout.write(`  ${run.label} … `);
+        const r = await openLoop(url, requests, rate, warmupS * 1000);
+        const stopped = nextMessage<ChildStats>(child, "stopped", 60_000);
+        child.send({ type: "stop" });
+        const stats = await stopped;
+        console.log(`done (${r.errors} errors${Object.keys(r.errorKinds).length ? ` ${JSON.stringify(r.errorKinds)}` : ""})`);
+        rows.push({ label: run.label, r, stats });
+      } finally {
+        await endChild(child);
+        await pgDb?.drop();
+        if (o.pgliteDir && o.pgliteDir !== "memory://") rmSync(o.pgliteDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await emulator?.close();
+  }
+
+  const bare = rows.find((x) => x.label.startsWith("bare"));
+  const bareP99 = bare ? percentile(bare.r.latencies, 99) : Number.NaN;
+  console.log();
+  printTable(
+    ["target", "rate/s", "requests", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "p99/bare", `p99≤${TARGET_P99_MS}ms`, `≤${TARGET_RATIO}×bare`],
+    rows.map(({ label, r }) => {
+      const p99 = percentile(r.latencies, 99);
+      const isBare = label.startsWith("bare");
+      return [
+        label,
+        fmt(r.measured / r.seconds, 0),
+        r.measured,
+        fmt(percentile(r.latencies, 50)),
+        fmt(percentile(r.latencies, 90)),
+        fmt(p99),
+        fmt(r.latencies.at(-1) ?? Number.NaN),
+        r.errors,
+        isBare ? "1.0" : fmt(p99 / bareP99, 1),
+        p99 <= TARGET_P99_MS ? "ok" : "MISS",
+        isBare ? "-" : p99 <= TARGET_RATIO * bareP99 ? "ok" : "MISS",
+      ];
+    }),
+  );
+  console.log();
+  printTable(
+    ["target", "max send lag ms", "server peak RSS", "deliveries at end", "service calls at end"],
+    rows.map(({ label, r, stats }) => [
+      label,
+      fmt(r.maxSendLagMs),
+      mib(stats.rss),
+      stats.deliveries ? JSON.stringify(stats.deliveries) : "-",
+      stats.calls ? JSON.stringify(stats.calls) : "-",
+    ]),
+  );
+  console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
+  console.log("\nlatency = scheduled send time → answer fully read (load generator in its own process, keep-alive fetch).");
+}
+
+function existsBuild(): boolean {
+  return existsSync(path.resolve(import.meta.dirname, "../build/server/index.js"));
+}
+
+const childIndex = process.argv.indexOf("--child");
+if (childIndex > 0) {
+  process.on("disconnect", () => setTimeout(() => process.exit(0), 5_000).unref());
+  await serveChild(JSON.parse(process.argv[childIndex + 1]) as ChildOptions);
+} else {
+  await main();
+}

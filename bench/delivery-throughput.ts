@@ -1,0 +1,249 @@
+/**
+ * Delivery throughput: recorded webhooks → planned service calls → delivered to the emulator.
+ *
+ *   npx tsx bench/delivery-throughput.ts [--customers 3000] [--workers 1,4] [--concurrency 64]
+ *                                        [--postgres | --no-postgres] [--pglite-memory] [--phases]
+ *
+ * For each target: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
+ * PostgreSQL database), N customers/create deliveries recorded through recordDelivery() (as the
+ * webhook route does), the shop connected to a fresh emulator (own process), then the workers
+ * (production policy, in this process, distinct ids) are started and timed until all are idle().
+ * The ceiling is the emulator alone: the same requests the pipeline made, replayed over raw
+ * keep-alive HTTP with `--concurrency` in flight. `--phases` adds a run that plans everything
+ * first and then delivers, timing the two phases separately.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { applyTestEnv } from "../test/support/env";
+import {
+  createBenchDatabase,
+  fmt,
+  mib,
+  postgresAdminUrl,
+  printTable,
+  sampleRss,
+  startEmulatorProcess,
+  type EmulatorProcess,
+} from "./support";
+
+applyTestEnv({ LOG_LEVEL: "silent" });
+const { openDatabase, installDatabase } = await import("../app/db.server");
+const { recordDelivery } = await import("../app/pipeline/ingest.server");
+const { startWorker } = await import("../app/pipeline/worker.server");
+const { planDeliveries } = await import("../app/pipeline/plan.server");
+const { deliverCalls } = await import("../app/pipeline/deliver.server");
+const { PIPELINE_POLICY } = await import("../app/pipeline/policy");
+const { connectShop } = await import("../app/shops/connection.server");
+const { customerBody } = await import("../test/support/pipeline");
+
+const TARGETS = { pglite: 300, postgres: 1_000 } as const;
+
+interface Row {
+  target: string;
+  workers: string;
+  deliveries: number;
+  calls: number;
+  seconds: number;
+  recordSeconds: number;
+  notDelivered: Record<string, number>;
+  rss: number;
+  goal: number | undefined;
+  note?: string;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      customers: { type: "string", default: "3000" },
+      workers: { type: "string", default: "1,4" },
+      concurrency: { type: "string", default: "64" },
+      postgres: { type: "boolean", default: false },
+      "no-postgres": { type: "boolean", default: false },
+      "pglite-memory": { type: "boolean", default: false },
+      phases: { type: "boolean", default: false },
+    },
+  });
+  const customers = Number(values.customers);
+  const concurrency = Number(values.concurrency);
+  const pgWorkers = values.workers.split(",").map(Number);
+  if (!(customers > 0 && customers <= 100_000 && concurrency > 0 && concurrency <= 1_024 && pgWorkers.every((n) => n >= 1 && n <= 32))) {
+    throw new Error("--customers 1..100000, --concurrency 1..1024, --workers a list of 1..32");
+  }
+  const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
+  console.log(`delivery-throughput: ${customers} customers/create deliveries per run; workers in this process (production policy: batch ${PIPELINE_POLICY.batchSize}, poll ${PIPELINE_POLICY.pollMs} ms); node ${process.version}`);
+  if (!adminUrl) console.log("PostgreSQL: not measured (no server answered)");
+
+  const rows: Row[] = [];
+  const ceilings: { target: string; calls: number; seconds: number; errors: number }[] = [];
+  const plans: { db: "pglite" | "postgres"; workers: number; phases?: boolean }[] = [{ db: "pglite", workers: 1 }];
+  if (values.phases) plans.push({ db: "pglite", workers: 1, phases: true });
+  if (adminUrl) {
+    for (const n of pgWorkers) plans.push({ db: "postgres", workers: n });
+    if (values.phases) plans.push({ db: "postgres", workers: 1, phases: true });
+  }
+
+  for (const plan of plans) {
+    const label = plan.db === "pglite" ? "PGlite" : "PostgreSQL";
+    process.stdout.write(`  ${label}, ${plan.phases ? "phases" : `${plan.workers} worker(s)`} … `);
+    const emulator = await startEmulatorProcess();
+    const pgDb = plan.db === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;
+    const dir = plan.db === "pglite" ? (values["pglite-memory"] ? "memory://" : mkdtempSync(path.join(tmpdir(), "ms-bench-pglite-"))) : undefined;
+    const db = openDatabase(pgDb ? { kind: "postgres", url: pgDb.url } : { kind: "pglite", dataDir: dir! });
+    try {
+      await db.migrate();
+      installDatabase(db);
+      const shop = `bench-delivery-${randomUUID().slice(0, 8)}.myshopify.com`;
+
+      // 1. Record the deliveries as the webhook route does (PGlite runs one query at a time anyway).
+      const recordStart = performance.now();
+      const base = Date.now() * 10;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: plan.db === "pglite" ? 1 : 16 }, async () => {
+          while (next < customers) {
+            const i = next++;
+            const id = String(base + i);
+            await recordDelivery({
+              shop,
+              topic: "customers/create",
+              webhookId: randomUUID(),
+              eventId: randomUUID(),
+              triggeredAt: new Date().toISOString(),
+              apiVersion: "2026-04",
+              rawBody: JSON.stringify(customerBody({ id, updatedAt: "2026-03-01T12:00:00Z" })),
+            });
+          }
+        }),
+      );
+      const recordSeconds = (performance.now() - recordStart) / 1000;
+      await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url });
+      await emulator.clear(); // the connection check is not a delivery
+
+      // 2. Deliver, timed.
+      const rss = sampleRss();
+      const t0 = performance.now();
+      let note: string | undefined;
+      if (plan.phases) {
+        const policy = { ...PIPELINE_POLICY };
+        const id = `bench-phases-${process.pid}`;
+        let planned = 0;
+        for (let guard = 0; guard < 100_000; guard++) {
+          const n = await planDeliveries(id, policy);
+          planned += n;
+          if (n === 0) break;
+        }
+        const t1 = performance.now();
+        let delivered = 0;
+        for (let guard = 0; guard < 100_000; guard++) {
+          const n = await deliverCalls(id, policy);
+          delivered += n;
+          if (n === 0) break;
+        }
+        const t2 = performance.now();
+        note = `plan ${planned} deliveries in ${fmt((t1 - t0) / 1000, 2)} s (${fmt(planned / ((t1 - t0) / 1000), 0)}/s); deliver ${delivered} calls in ${fmt((t2 - t1) / 1000, 2)} s (${fmt(delivered / ((t2 - t1) / 1000), 0)}/s)`;
+      } else {
+        const workers = Array.from({ length: plan.workers }, (_, k) => startWorker({ id: `bench-${plan.db}-${k + 1}` }));
+        try {
+          await Promise.all(workers.map((w) => w.idle({ timeoutMs: 600_000 })));
+        } finally {
+          await Promise.all(workers.map((w) => w.stop()));
+        }
+      }
+      const seconds = (performance.now() - t0) / 1000;
+      const peak = rss.stop();
+
+      const counts = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
+      const calls = counts.find((c) => c.status === "delivered")?.n ?? 0;
+      const notDelivered = Object.fromEntries(counts.filter((c) => c.status !== "delivered").map((c) => [c.status, c.n]));
+      const stats = await emulator.stats();
+      if (stats.requests !== calls) note = `${note ? `${note}; ` : ""}emulator saw ${stats.requests} requests ${JSON.stringify(stats.byStatus)}`;
+      rows.push({
+        target: label,
+        workers: plan.phases ? "1 (phases)" : plan.db === "postgres" ? `${plan.workers} (in-process)` : String(plan.workers),
+        deliveries: customers,
+        calls,
+        seconds,
+        recordSeconds,
+        notDelivered,
+        rss: peak,
+        goal: TARGETS[plan.db],
+        note,
+      });
+
+      // 3. Ceiling: the same requests, raw, against the same emulator.
+      if (!plan.phases && plan.workers === 1) {
+        const recorded = await emulator.takeRequests();
+        const c = await rawReplay(emulator, recorded, concurrency);
+        ceilings.push({ target: `${label} run's calls → emulator, raw HTTP`, ...c });
+      }
+      console.log(`${fmt(calls / seconds, 0)} calls/s`);
+    } finally {
+      installDatabase(undefined);
+      await db.close();
+      await pgDb?.drop();
+      if (dir && dir !== "memory://") rmSync(dir, { recursive: true, force: true });
+      await emulator.close();
+    }
+  }
+
+  console.log();
+  printTable(
+    ["target", "workers", "deliveries", "calls", "seconds", "calls/s", "goal", "met", "peak RSS", "record s", "not delivered"],
+    [
+      ...rows.map((r) => [
+        r.target,
+        r.workers,
+        r.deliveries,
+        r.calls,
+        fmt(r.seconds, 2),
+        fmt(r.calls / r.seconds, 0),
+        r.goal ? `≥ ${r.goal}/s` : "-",
+        r.goal ? (r.calls / r.seconds >= r.goal ? "ok" : "MISS") : "-",
+        mib(r.rss),
+        fmt(r.recordSeconds, 2),
+        Object.keys(r.notDelivered).length ? JSON.stringify(r.notDelivered) : "0",
+      ]),
+      ...ceilings.map((c) => [c.target, `${concurrency} in flight`, "-", c.calls, fmt(c.seconds, 2), fmt(c.calls / c.seconds, 0), "ceiling", "-", "-", "-", c.errors ? `${c.errors} errors` : "0"]),
+    ],
+  );
+  for (const r of rows.filter((x) => x.note)) console.log(`  ${r.target} ${r.workers}: ${r.note}`);
+  console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
+  console.log("\nseconds = workers started → all idle() (deliveries were all queued before); calls = OutboundCall rows delivered; RSS of this process (app + workers + PGlite).");
+}
+
+/** Replays recorded requests straight to the emulator, `concurrency` in flight. */
+async function rawReplay(
+  emulator: EmulatorProcess,
+  requests: { method: string; path: string; body: unknown }[],
+  concurrency: number,
+): Promise<{ calls: number; seconds: number; errors: number }> {
+  const headers = { authorization: `Bearer ${emulator.apiKey}`, accept: "application/json", "content-type": "application/json" };
+  let next = 0;
+  let errors = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests.length) {
+        const r = requests[next++];
+        try {
+          const res = await fetch(emulator.url + r.path, {
+            method: r.method,
+            headers,
+            body: r.body === undefined ? undefined : JSON.stringify(r.body),
+            signal: AbortSignal.timeout(10_000),
+          });
+          await res.arrayBuffer();
+          if (res.status >= 300) errors++;
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { calls: requests.length, seconds: (performance.now() - t0) / 1000, errors };
+}
+
+await main();

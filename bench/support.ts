@@ -1,0 +1,237 @@
+/**
+ * Shared helpers of the benchmarks: argument parsing, percentiles, aligned tables, PostgreSQL
+ * bench databases, RSS sampling, and the marketing-service emulator in a child process.
+ *
+ * Run as a program (`--emulator-child`) it IS that child: it starts the emulator and answers
+ * the parent over IPC. Benchmarks print figures; they never assert.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+
+// ---------------------------------------------------------------------------------------------
+// Numbers and tables
+
+/** Nearest-rank percentile of an ascending array (p in 0..100). */
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+export function fmt(value: number, digits = 1): string {
+  if (!Number.isFinite(value)) return "-";
+  return value.toFixed(digits);
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+}
+
+/** Prints rows as an aligned text table (numbers right-aligned). */
+export function printTable(headers: string[], rows: (string | number)[][]): void {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
+  const numeric = headers.map((_, i) => rows.every((r) => /^[-+]?[\d.,]+( ?[a-zA-Z×%/]+)?$|^-$/.test(String(r[i] ?? ""))));
+  const line = (r: string[]) => r.map((c, i) => (numeric[i] ? (c ?? "").padStart(widths[i]) : (c ?? "").padEnd(widths[i]))).join("  ");
+  console.log(line(headers));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of cells.slice(1)) console.log(line(r));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process helpers
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Samples process.memoryUsage().rss every `everyMs` until stopped; returns the peak. */
+export function sampleRss(everyMs = 100): { peak(): number; stop(): number } {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, everyMs);
+  timer.unref();
+  return {
+    peak: () => Math.max(peak, process.memoryUsage().rss),
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, process.memoryUsage().rss);
+    },
+  };
+}
+
+/** execArgv for a child that runs TypeScript like this process does (tsx). */
+export function tsxExecArgv(): string[] {
+  const inherited = process.execArgv.filter((a) => !a.startsWith("--cpu-prof") && !a.startsWith("--inspect"));
+  return inherited.some((a) => a.includes("tsx")) ? inherited : ["--import", "tsx", ...inherited];
+}
+
+/** Waits for one IPC message of a type from a child (bounded). */
+export async function nextMessage<T extends { type: string }>(child: ChildProcess, type: string, timeoutMs = 60_000): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`child did not send "${type}" within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onMessage = (m: unknown) => {
+      if (m && typeof m === "object" && (m as { type?: string }).type === type) {
+        cleanup();
+        resolve(m as T);
+      }
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`child exited (${code}) before sending "${type}"`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      child.off("exit", onExit);
+    };
+    child.on("message", onMessage);
+    child.on("exit", onExit);
+  });
+}
+
+/** Ends a child: asks politely over IPC, then SIGKILLs it after `graceMs`. */
+export async function endChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  if (child.connected) child.send({ type: "stop" }, () => undefined); // it may be leaving already
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL
+
+export const DEFAULT_PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** The server to use for PostgreSQL runs, or undefined when there is none (or --no-postgres). */
+export async function postgresAdminUrl(flags: { postgres?: boolean; noPostgres?: boolean }): Promise<string | undefined> {
+  if (flags.noPostgres) return undefined;
+  const url = process.env.DATABASE_URL_BENCH ?? DEFAULT_PG_ADMIN_URL;
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_500 });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return url;
+  } catch (error) {
+    if (flags.postgres || process.env.DATABASE_URL_BENCH) throw new Error(`PostgreSQL at ${url} does not answer: ${(error as Error).message}`);
+    return undefined;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates an empty database `ms_bench_*` on the admin URL's server; returns its URL and a drop(). */
+export async function createBenchDatabase(adminUrl: string): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `ms_bench_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+  await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return { url: u.href, name, drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The marketing service emulator, in its own process (the service is remote in production; here
+// it must not share an event loop with the app or the load generator).
+
+export interface EmulatorProcess {
+  url: string;
+  apiKey: string;
+  /** Number of /api requests recorded so far (by status class). */
+  stats(): Promise<{ requests: number; byStatus: Record<string, number>; rss: number }>;
+  /** The recorded /api requests (method, path, body), then clears the recording. */
+  takeRequests(): Promise<{ method: string; path: string; body: unknown; status: number | null }[]>;
+  clear(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SELF = fileURLToPath(import.meta.url);
+
+export async function startEmulatorProcess(): Promise<EmulatorProcess> {
+  const child = fork(SELF, ["--emulator-child"], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const ready = await nextMessage<{ type: "ready"; url: string; apiKey: string }>(child, "ready");
+  let seq = 0;
+  const ask = async <T,>(type: string): Promise<T> => {
+    const id = ++seq;
+    const answer = nextMessage<{ type: string; value: T }>(child, `${type}:${id}`);
+    child.send({ type, id });
+    return (await answer).value;
+  };
+  return {
+    url: ready.url,
+    apiKey: ready.apiKey,
+    stats: () => ask("stats"),
+    takeRequests: () => ask("take"),
+    clear: () => ask("clear"),
+    close: () => endChild(child),
+  };
+}
+
+async function emulatorChild(): Promise<void> {
+  const { startEmulator } = await import("../test/emulator/server");
+  const emulator = await startEmulator({ port: 0 });
+  let byStatus: Record<string, number> = {};
+  let total = 0;
+  // Recording stays on; counts survive clearing, so memory stays bounded on long runs.
+  const fold = () => {
+    for (const r of emulator.requests) {
+      const k = r.status === null ? "none" : `${String(r.status)[0]}xx`;
+      byStatus[k] = (byStatus[k] ?? 0) + 1;
+    }
+    total += emulator.requests.length;
+    emulator.requests.length = 0;
+  };
+  const foldTimer = setInterval(() => {
+    if (emulator.requests.length > 50_000) fold();
+  }, 1_000);
+  process.on("message", (m: { type: string; id: number }) => {
+    const reply = (value: unknown) => process.send!({ type: `${m.type}:${m.id}`, value });
+    switch (m.type) {
+      case "stats": {
+        const live: Record<string, number> = { ...byStatus };
+        for (const r of emulator.requests) {
+          const k = r.status === null ? "none" : `${String(r.status)[0]}xx`;
+          live[k] = (live[k] ?? 0) + 1;
+        }
+        return reply({ requests: total + emulator.requests.length, byStatus: live, rss: process.memoryUsage().rss });
+      }
+      case "take": {
+        const taken = emulator.requests.map((r) => ({ method: r.method, path: r.path, body: r.body, status: r.status }));
+        fold();
+        return reply(taken);
+      }
+      case "clear":
+        fold();
+        total = 0;
+        byStatus = {};
+        return reply(null);
+      case "stop":
+        clearInterval(foldTimer);
+        void emulator.close().then(() => process.disconnect());
+        return;
+    }
+  });
+  process.send!({ type: "ready", url: emulator.url, apiKey: emulator.apiKey });
+}
+
+if (process.argv[1] === SELF && process.argv.includes("--emulator-child")) {
+  // A lost parent must not leave an emulator behind.
+  process.on("disconnect", () => setTimeout(() => process.exit(0), 2_000).unref());
+  await emulatorChild();
+}

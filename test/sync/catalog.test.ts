@@ -1,0 +1,228 @@
+/** Products, carts, checkouts (abandonment), subscriptions. */
+import { describe, expect, it } from "vitest";
+import { htmlToText } from "../../app/sync/mappers/products";
+import { mapAbandonedCheckout, planWebhook } from "../../app/sync/plan";
+import { serviceCallSchema } from "../../app/services/marketing/schemas";
+import { eventOf, fixture, makeCtx, NOW, ops, run, runSequence, withCurrency } from "./fixtures";
+
+describe("products", () => {
+  const draft = () => ({ ...fixture("products/create"), status: "draft" });
+  const unpublished = () => ({ ...fixture("products/update"), published_at: null });
+
+  it("draft create → nothing; publishing later → product/created", () => {
+    const [create, publish] = runSequence([
+      { topic: "products/create", body: draft() },
+      { topic: "products/update", body: fixture("products/update") },
+    ]);
+    expect(create.calls).toEqual([]);
+    expect(create.skipped).toMatch(/not live/);
+    expect(ops(publish)).toEqual(["product/created"]);
+  });
+
+  it("live → archived/unpublished → product/deleted once; further draft updates → nothing", () => {
+    const [, archived, again, back] = runSequence([
+      { topic: "products/create", body: fixture("products/create") },
+      { topic: "products/update", body: { ...fixture("products/update"), status: "archived" } },
+      { topic: "products/update", body: unpublished() },
+      { topic: "products/update", body: fixture("products/update") },
+    ]);
+    expect(ops(archived)).toEqual(["product/deleted"]);
+    expect(eventOf(archived, "product", "deleted")).toEqual({
+      referenceId: "shop:acme.myshopify.com",
+      source: "shopify",
+      id: "788032119674292922",
+      modified_at: "2022-01-01T00:00:00.000Z",
+    });
+    expect(again.calls).toEqual([]);
+    expect(ops(back)).toEqual(["product/created"]);
+  });
+
+  it("unchanged product update (inventory-only) is not re-sent", () => {
+    const [, same] = runSequence([
+      { topic: "products/update", body: fixture("products/update") },
+      { topic: "products/update", body: { ...fixture("products/update"), updated_at: "2026-01-01T00:00:00Z" } },
+    ]);
+    expect(same.calls).toEqual([]);
+  });
+
+  it("deleting a never-advertised product sends nothing", () => {
+    const [, del] = runSequence([
+      { topic: "products/create", body: draft() },
+      { topic: "products/delete", body: { id: "788032119674292922" } },
+    ]);
+    expect(del.calls).toEqual([]);
+  });
+
+  it("description is plain text; min price exact; options skip Default Title; JPY prices", () => {
+    const body = eventOf(
+      run(
+        "products/create",
+        {
+          ...fixture("products/create"),
+          body_html: "<p>Soft&nbsp;&amp; warm</p>\n<ul><li>100% wool</li><li>Caf&eacute; &#x2615; &#8220;cozy&#8221;</li></ul><script>alert(1)</script>",
+          variants: [
+            { id: 1, price: "2500", sku: "A", barcode: "123", option1: "Default Title" },
+          ],
+          category: { name: "Sweaters", full_name: "Apparel > Sweaters" },
+          image: { src: "https://cdn.example.com/a.jpg" },
+        },
+        makeCtx({ currency: "JPY" }),
+      ),
+      "product",
+      "created",
+    );
+    expect(body.description).toBe("Soft & warm 100% wool Café ☕ “cozy”");
+    expect(body).toMatchObject({
+      price: 2500,
+      currency: "JPY",
+      sku: "A",
+      barcode: "123",
+      variant_id: "1",
+      image_url: "https://cdn.example.com/a.jpg",
+      categories: ["Shirts", "Apparel > Sweaters"],
+      variants: [{ id: "1", sku: "A", price: 2500, barcode: "123", options: [] }],
+    });
+  });
+
+  it("htmlToText collapses whitespace and keeps unknown entities", () => {
+    expect(htmlToText("  a<br/>b\n\n<div>c</div> &unknown; &lt;tag&gt; ")).toBe("a b c &unknown; <tag>");
+    expect(htmlToText(null)).toBe("");
+  });
+
+  it("min price over variants is exact", () => {
+    const body = eventOf(
+      run("products/create", { ...fixture("products/create"), variants: [{ id: 1, price: "10.10" }, { id: 2, price: "10.09" }, { id: 3, price: "100.00" }] }),
+      "product",
+      "created",
+    );
+    expect(body.price).toBe(10.09);
+  });
+});
+
+describe("carts", () => {
+  it("a cart without a person is skipped", () => {
+    expect(run("carts/create", fixture("carts/create")).skipped).toMatch(/not tied to a person/);
+  });
+
+  it("a cart with a customer → cart/created with permalink, exact totals", () => {
+    const body = eventOf(
+      run("carts/create", { ...fixture("carts/create"), customer: { id: 42, email: "cara@example.com" } }),
+      "cart",
+      "created",
+    );
+    expect(body).toMatchObject({
+      email: "cara@example.com",
+      id: "exampleCartId",
+      total: 59.97,
+      total_products: 3,
+      currency: "USD",
+      url: "https://shop.example.com/cart/704912205188288500:3",
+    });
+    expect(body.products[0]).toMatchObject({ id: "788032119674292900", sku: "example-shirt-s", price: 19.99, quantity: 3, total: 59.97 });
+  });
+});
+
+describe("checkouts and abandonment", () => {
+  it("no email → skipped, nothing scheduled", () => {
+    const plan = run("checkouts/create", { ...fixture("checkouts/create"), email: null, customer: null });
+    expect(plan.calls).toEqual([]);
+    expect(plan.abandonment).toBeUndefined();
+  });
+
+  it("guest checkout (email, no customer) → cart/updated by email + schedule", () => {
+    const plan = run("checkouts/update", { ...fixture("checkouts/update"), customer: null });
+    expect(eventOf(plan, "cart", "updated").email).toBe("example@email.com");
+    expect(plan.abandonment?.action).toBe("schedule");
+  });
+
+  it("completed_at → cancel with checkout and cart tokens, and later updates never reschedule", () => {
+    const [done, late] = runSequence([
+      { topic: "checkouts/update", body: { ...fixture("checkouts/update"), completed_at: "2026-04-01T00:00:00Z" } },
+      { topic: "checkouts/update", body: fixture("checkouts/update") },
+    ]);
+    expect(done.calls).toEqual([]);
+    expect(done.abandonment).toEqual({ action: "cancel", keys: ["123123123", "eeafa272cebfd4b22385bc4b645e762c"] });
+    expect(late.abandonment?.action).toBe("cancel");
+  });
+
+  it("unchanged checkout update: no duplicate cart/updated, but the snapshot still goes to the scheduler", () => {
+    const [, same] = runSequence([
+      { topic: "checkouts/create", body: fixture("checkouts/create") },
+      { topic: "checkouts/update", body: fixture("checkouts/update") },
+    ]);
+    expect(same.calls).toEqual([]);
+    expect(same.abandonment?.action).toBe("schedule");
+  });
+
+  it("mapAbandonedCheckout: exactly the cart/abandoned call, from a JSON round-tripped snapshot", () => {
+    const plan = run("checkouts/create", withCurrency(fixture("checkouts/create"), "EUR"));
+    if (plan.abandonment?.action !== "schedule") throw new Error("expected schedule");
+    const snapshot = JSON.parse(JSON.stringify(plan.abandonment.snapshot));
+    const call = mapAbandonedCheckout(snapshot, makeCtx({ now: new Date("2026-05-01T13:00:00Z") }));
+    expect(serviceCallSchema.parse(call)).toEqual(call);
+    expect(call).toMatchObject({
+      op: "event",
+      type: "cart",
+      action: "abandoned",
+      body: {
+        email: "example@email.com",
+        source: "shopify",
+        id: "eeafa272cebfd4b22385bc4b645e762c",
+        url: "https://checkout.local/548380009/checkouts/123123123/recover?key=example-secret-token",
+        total: 421.88,
+        total_products: 2,
+        currency: "EUR",
+        occurredAt: "2026-05-01T13:00:00.000Z",
+      },
+    });
+    expect(() => mapAbandonedCheckout({ token: "x" }, makeCtx())).toThrow();
+  });
+
+  it("checkout discounts are subtracted per line", () => {
+    const ch = fixture("checkouts/create");
+    ch.line_items[0].discount_allocations = [{ amount: "19.90" }];
+    const body = eventOf(run("checkouts/create", ch), "cart", "updated");
+    expect(body.products[0]).toMatchObject({ total: 179.1, discounts: 19.9 });
+  });
+});
+
+describe("subscription contracts", () => {
+  const TABLE = {
+    create: "created",
+    update: "updated",
+    activate: "updated",
+    pause: "updated",
+    cancel: "cancelled",
+    expire: "expired",
+    fail: "renewal_failed",
+  } as const;
+  for (const [topic, action] of Object.entries(TABLE)) {
+    it(`subscription_contracts/${topic} → subscription/${action}`, () => {
+      const plan = run(`subscription_contracts/${topic}`, fixture(`subscription_contracts/${topic}`));
+      expect(ops(plan)).toEqual([`subscription/${action}`]);
+      expect(eventOf(plan, "subscription", action)).toMatchObject({ referenceId: "1", currency: "CAD" });
+    });
+  }
+
+  it("lines become products when present", () => {
+    const plan = run("subscription_contracts/update", {
+      ...fixture("subscription_contracts/update"),
+      lines: [{ id: "gid://shopify/SubscriptionLine/abc", title: "Coffee beans", product_id: 77, variant_id: 78, quantity: 2, current_price: { amount: "12.50", currency_code: "CAD" } }],
+    });
+    expect(eventOf(plan, "subscription", "updated").products).toEqual([
+      { id: "77", name: "Coffee beans", variant_id: "78", price: 12.5, quantity: 2 },
+    ]);
+  });
+
+  it("a contract naming no customer is skipped", () => {
+    const plan = planWebhook("subscription_contracts/create", { id: 5, customer_id: null, admin_graphql_api_customer_id: null }, makeCtx({ now: NOW }));
+    expect(plan.calls).toEqual([]);
+  });
+});
+
+describe("unhandled topics", () => {
+  it("plan nothing with a reason", () => {
+    const plan = planWebhook("inventory_levels/update", { anything: true }, makeCtx());
+    expect(plan).toMatchObject({ calls: [], nextState: null, skipped: "topic inventory_levels/update is not synced" });
+  });
+});
