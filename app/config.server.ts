@@ -116,15 +116,18 @@ export function buildConfig(env: Record<string, string | undefined>) {
   };
 }
 
-let cached: AppConfig | undefined;
+// On globalThis, like the database: the Remix build and modules loaded beside it share one config.
+const cacheKey = Symbol.for("marketing-sync.config");
+type GlobalWithConfig = typeof globalThis & { [cacheKey]?: AppConfig };
 
 /** The process configuration; throws ConfigError (one clear line) on a bad environment. */
 export function config(): AppConfig {
-  cached ??= buildConfig(process.env);
-  return cached;
+  const g = globalThis as GlobalWithConfig;
+  g[cacheKey] ??= buildConfig(process.env);
+  return g[cacheKey];
 }
 
 /** For tests that change the environment between cases. */
 export function resetConfigForTests(): void {
-  cached = undefined;
+  delete (globalThis as GlobalWithConfig)[cacheKey];
 }

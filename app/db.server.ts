@@ -6,6 +6,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { config } from "./config.server";
 import { PrismaClient } from "./generated/prisma/client";
 import { applyMigrations, type MigrationResult, type SqlRunner } from "./db/migrate.server";
+import { logger } from "./logger.server";
 
 export type DatabaseTarget = { kind: "pglite"; dataDir: string } | { kind: "postgres"; url: string };
 
@@ -56,6 +57,9 @@ export function openDatabase(target: DatabaseTarget): Database {
   }
   // Prisma stores DateTime as UTC in "timestamp without time zone"; raw SQL must agree.
   const pool = new pg.Pool({ connectionString: target.url, max: 10, connectionTimeoutMillis: 10_000, options: "-c TimeZone=UTC" });
+  // An idle connection the server drops (restart, failover, admin kill) emits 'error' on the pool;
+  // unheard, Node would crash the process. The pool replaces the connection on the next query.
+  pool.on("error", (error) => logger().warn({ err: error.message }, "idle database connection lost"));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const sql: SqlRunner = {
     exec: async (script) => {

@@ -46,17 +46,20 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     return planned + delivered + fired;
   }
 
+  const failed = (step: string) => (error: unknown) => {
+    log.error({ err: error instanceof Error ? error.message : String(error) }, `worker ${step} failed`);
+    return 0;
+  };
+  // Nothing in the loop may reject: a database outage is logged and retried on the next poll,
+  // never an unhandled rejection that takes the process down.
   const loop = (async () => {
-    if (database().kind === "pglite") await releaseOrphanedLeases();
+    if (database().kind === "pglite") await releaseOrphanedLeases().catch(failed("lease release"));
     while (!stopping) {
-      let work = 0;
-      try {
-        work = await tick();
-      } catch (error) {
-        log.error({ err: error instanceof Error ? error.message : String(error) }, "worker tick failed");
-      }
+      const work = await tick().catch(failed("tick"));
       if (work === 0) {
-        if (idleWaiters.length && !(await hasDueWork())) idleWaiters.splice(0).forEach((resolve) => resolve());
+        if (idleWaiters.length && (await hasDueWork().catch(failed("idle check"))) === false) {
+          idleWaiters.splice(0).forEach((resolve) => resolve());
+        }
         await new Promise<void>((resolve) => {
           wake = resolve;
           setTimeout(resolve, policy.pollMs);

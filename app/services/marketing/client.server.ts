@@ -178,12 +178,13 @@ export function createMarketingClient(options: MarketingClientOptions) {
   /** One attempt. Returns parsed JSON (undefined for an empty body) or throws MarketingServiceError. */
   async function attempt(method: string, url: string, logPath: string, body: unknown): Promise<{ status: number; json: unknown }> {
     let res: Response;
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
       res = await doFetch(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal,
         redirect: "error",
       });
     } catch (e) {
@@ -191,7 +192,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
     }
     let text: string;
     try {
-      text = await res.text();
+      text = await readBody(res, signal);
     } catch (e) {
       throw transportError(e, method, logPath);
     }
@@ -598,3 +599,25 @@ export function createMarketingClient(options: MarketingClientOptions) {
 }
 
 export type MarketingClient = ReturnType<typeof createMarketingClient>;
+
+/**
+ * The body read also ends at the deadline: on some Node versions an abort that lands while the
+ * body streams leaves `text()` pending forever (nodejs/node#56917), which would stall a worker.
+ */
+function readBody(res: Response, signal: AbortSignal): Promise<string> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<string>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    res.text().then(
+      (text) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(text);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      }
+    );
+  });
+}
