@@ -7,6 +7,7 @@ import { deliverCalls } from "./deliver.server";
 import { planDeliveries } from "./plan.server";
 import { PIPELINE_POLICY, type PipelinePolicy } from "./policy";
 import { pruneOldRows } from "./retention.server";
+import { yieldToWebhooks } from "./webhook-priority.server";
 
 export interface Worker {
   id: string;
@@ -31,9 +32,10 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   const idleWaiters: (() => void)[] = [];
 
   async function tick(): Promise<number> {
-    const planned = await planDeliveries(id, policy);
-    const delivered = await deliverCalls(id, policy);
-    const fired = await fireDueTimers(id, policy);
+    // Each unit of work first gives way to webhooks being acknowledged in this process.
+    const planned = await planDeliveries(id, await yieldToWebhooks(policy));
+    const delivered = await deliverCalls(id, await yieldToWebhooks(policy));
+    const fired = await fireDueTimers(id, await yieldToWebhooks(policy));
     if (database().kind === "pglite" && Date.now() - lastAnalyze > policy.analyzeEveryMs) {
       lastAnalyze = Date.now();
       await database().sql.exec(`ANALYZE "WebhookDelivery", "OutboundCall", "AbandonmentTimer"`);

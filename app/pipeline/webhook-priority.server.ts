@@ -1,0 +1,85 @@
+import type { PipelinePolicy } from "./policy";
+
+/**
+ * Webhook acknowledgements come before delivery work when both share a process (the in-process
+ * worker, and always on PGlite, whose queries run on the one JavaScript thread). Shopify gives a
+ * webhook 5 s and drops subscriptions that keep failing; a call to the service can wait.
+ *
+ * Ingest marks itself here; the worker asks before each unit of work, waits while webhooks are
+ * being recorded, and takes small batches while they keep arriving. A worker in its own process
+ * (`npm run worker`) never sees a webhook, so this costs it nothing.
+ */
+export const WEBHOOK_PRIORITY = {
+  /** Webhooks seen this recently mean "busy": the worker takes small batches. */
+  busyWindowMs: 1_000,
+  /** The longest the worker waits for a lull, so delivery still moves under a steady stream. */
+  maxWaitMs: 200,
+  /**
+   * While busy, the worker rests this many times as long as its last unit of work took, so it
+   * holds the thread (and PGlite's one connection) at most a quarter of the time.
+   */
+  busyRestFactor: 3,
+  /** Batch sizes while busy: one unit of work must stay short next to a 25 ms acknowledgement. */
+  busyBatchSize: 8,
+  busyPlanBatchSize: 2,
+} as const;
+
+// On globalThis: the Remix route (in the server build) and the worker (loaded beside it) are two
+// copies of this module, and they must share one count.
+const key = Symbol.for("marketing-sync.webhook-priority");
+interface PriorityState {
+  inFlight: number;
+  lastAt: number;
+  lulls: (() => void)[];
+  unitStartedAt: number;
+}
+function state(): PriorityState {
+  const g = globalThis as typeof globalThis & { [key]?: PriorityState };
+  g[key] ??= { inFlight: 0, lastAt: 0, lulls: [], unitStartedAt: 0 };
+  return g[key];
+}
+
+/** Runs an acknowledgement's database work as a webhook in flight. */
+export async function asWebhookInFlight<T>(work: () => Promise<T>): Promise<T> {
+  const s = state();
+  s.inFlight++;
+  s.lastAt = Date.now();
+  try {
+    return await work();
+  } finally {
+    s.inFlight--;
+    s.lastAt = Date.now();
+    if (s.inFlight === 0) s.lulls.splice(0).forEach((resolve) => resolve());
+  }
+}
+
+/**
+ * Waits (at most `maxWaitMs`) until no webhook is being recorded, then returns the policy to use
+ * for the next unit of work: the worker's own, or smaller batches while webhooks keep arriving.
+ */
+export async function yieldToWebhooks(policy: PipelinePolicy): Promise<PipelinePolicy> {
+  const s = state();
+  const busy = () => Date.now() - s.lastAt <= WEBHOOK_PRIORITY.busyWindowMs;
+  const lastUnitMs = s.unitStartedAt ? Date.now() - s.unitStartedAt : 0;
+  if (busy() && lastUnitMs > 0) {
+    await sleep(Math.min(lastUnitMs * WEBHOOK_PRIORITY.busyRestFactor, WEBHOOK_PRIORITY.maxWaitMs));
+  }
+  if (s.inFlight > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, WEBHOOK_PRIORITY.maxWaitMs);
+      s.lulls.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  s.unitStartedAt = Date.now();
+  if (!busy()) return policy;
+  return {
+    ...policy,
+    batchSize: Math.min(policy.batchSize, WEBHOOK_PRIORITY.busyBatchSize),
+    planBatchSize: Math.min(policy.planBatchSize, WEBHOOK_PRIORITY.busyPlanBatchSize),
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
