@@ -185,12 +185,14 @@ describe("odd responses (a stand-in server that is not the emulator)", () => {
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server = undefined;
   });
-  async function serve(handler: (path: string) => { status: number; body: string; type?: string }) {
+  async function serve(
+    handler: (path: string) => { status: number; body: string; type?: string; headers?: Record<string, string> },
+  ) {
     const seen: string[] = [];
     server = createServer((req, res) => {
       seen.push(req.url ?? "");
       const out = handler(req.url ?? "");
-      res.writeHead(out.status, { "Content-Type": out.type ?? "application/json" });
+      res.writeHead(out.status, { "Content-Type": out.type ?? "application/json", ...out.headers });
       res.end(out.body);
     });
     await new Promise<void>((r) => server!.listen(0, "127.0.0.1", () => r()));
@@ -217,6 +219,18 @@ describe("odd responses (a stand-in server that is not the emulator)", () => {
     const e = await failure(createMarketingClient({ baseUrl: url, apiKey: "k", retries: 1, retryBaseDelayMs: 1 }).account.get());
     expect(e).toMatchObject({ kind: "server_error", status: 502, retryable: true });
     expect(seen).toHaveLength(2);
+  });
+
+  it("a redirect is not followed, so the key never travels to another address", async () => {
+    const { url, seen } = await serve((path) =>
+      path === "/api/account"
+        ? { status: 302, body: "", headers: { Location: "/stolen/account" } }
+        : { status: 200, body: "{}" },
+    );
+    const e = await failure(createMarketingClient({ baseUrl: url, apiKey: "k", retries: 0 }).account.get());
+    expect(e).toMatchObject({ kind: "network", status: 0 });
+    expect(e.message).toMatch(/redirect \(HTTP 302\), which is not followed/);
+    expect(seen).toEqual(["/api/account"]);
   });
 
   it("an absolute links.next to another host is followed on the configured base URL only", async () => {

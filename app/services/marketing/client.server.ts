@@ -6,6 +6,7 @@
  * with the field named). Every response is parsed with the lenient response
  * schemas. Errors follow ./errors; the "not shown" choices live in ./policy.
  */
+import { request as sendHttp, type Dispatcher } from "undici";
 import type { z } from "zod";
 import {
   MarketingServiceError,
@@ -109,7 +110,8 @@ export interface MarketingClientOptions {
   timeoutMs?: number;
   /** extra attempts; default policy.DEFAULT_RETRIES; 0 disables retrying */
   retries?: number;
-  fetch?: typeof fetch;
+  /** undici dispatcher for the calls (tests); default: undici's global agent (keep-alive). */
+  dispatcher?: Dispatcher;
   /** Logging hook, called once per attempt. Never receives the key or bodies. */
   onRequest?: (info: RequestLogInfo) => void;
   /** Backoff base (full jitter); default policy.RETRY_BASE_DELAY_MS. */
@@ -151,7 +153,6 @@ export function createMarketingClient(options: MarketingClientOptions) {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retries = Math.max(0, options.retries ?? DEFAULT_RETRIES);
-  const doFetch = options.fetch ?? globalThis.fetch;
   const sleep = options.sleep ?? defaultSleep;
   const baseDelay = options.retryBaseDelayMs ?? RETRY_BASE_DELAY_MS;
   const headers = {
@@ -177,24 +178,41 @@ export function createMarketingClient(options: MarketingClientOptions) {
 
   /** One attempt. Returns parsed JSON (undefined for an empty body) or throws MarketingServiceError. */
   async function attempt(method: string, url: string, logPath: string, body: unknown): Promise<{ status: number; json: unknown }> {
-    let res: Response;
+    // undici's request() rather than fetch(): the same connection pool without WHATWG streams,
+    // about 2.5× the calls per second of CPU (measured in bench/README.md). Redirects are not
+    // followed, so the key never travels to another host.
+    let res: Dispatcher.ResponseData;
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      res = await doFetch(url, {
-        method,
+      res = await sendHttp(url, {
+        method: method as Dispatcher.HttpMethod,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
-        redirect: "error",
+        dispatcher: options.dispatcher,
       });
     } catch (e) {
       throw transportError(e, method, logPath);
     }
     let text: string;
     try {
-      text = await readBody(res, signal);
+      text = await readBody(res.body, signal);
     } catch (e) {
       throw transportError(e, method, logPath);
+    }
+    const status = res.statusCode;
+    const header = (name: string) => {
+      const value = res.headers[name];
+      return (Array.isArray(value) ? value[0] : value) ?? null;
+    };
+    if (status >= 300 && status < 400) {
+      throw new MarketingServiceError({
+        kind: "network",
+        status: 0,
+        message: `${method} ${logPath} answered a redirect (HTTP ${status}), which is not followed`,
+        method,
+        path: logPath,
+      });
     }
     let json: unknown = undefined;
     let notJson = false;
@@ -205,12 +223,12 @@ export function createMarketingClient(options: MarketingClientOptions) {
         notJson = true;
       }
     }
-    if (isSuccessStatus(res.status)) {
+    if (isSuccessStatus(status)) {
       if (notJson) {
         throw new MarketingServiceError({
           kind: "server_error",
-          status: res.status,
-          message: `Expected a JSON body from ${method} ${logPath}, got ${res.headers.get("content-type") ?? "unknown content"}`,
+          status,
+          message: `Expected a JSON body from ${method} ${logPath}, got ${header("content-type") ?? "unknown content"}`,
           body: text.slice(0, 500),
           // the call may have taken effect: do not repeat it blindly
           retryable: false,
@@ -218,22 +236,22 @@ export function createMarketingClient(options: MarketingClientOptions) {
           path: logPath,
         });
       }
-      return { status: res.status, json };
+      return { status, json };
     }
-    if (notJson && res.status >= 500) {
+    if (notJson && status >= 500) {
       throw new MarketingServiceError({
         kind: "server_error",
-        status: res.status,
-        message: `HTTP ${res.status} with a non-JSON body from ${method} ${logPath}`,
+        status,
+        message: `HTTP ${status} with a non-JSON body from ${method} ${logPath}`,
         body: text.slice(0, 500),
         method,
         path: logPath,
       });
     }
     throw classifyHttpError({
-      status: res.status,
+      status,
       body: notJson ? text.slice(0, 500) : json,
-      retryAfter: res.headers.get("retry-after"),
+      retryAfter: header("retry-after"),
       method,
       path: logPath,
     });
@@ -251,8 +269,8 @@ export function createMarketingClient(options: MarketingClientOptions) {
         cause: e,
       });
     }
-    const cause = (e as { cause?: { code?: string; message?: string } } | null)?.cause;
-    const detail = cause?.code ?? cause?.message ?? (e as Error | null)?.message ?? "unknown";
+    const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } } | null;
+    const detail = err?.cause?.code ?? err?.code ?? err?.cause?.message ?? err?.message ?? "unknown";
     return new MarketingServiceError({
       kind: "network",
       status: 0,
@@ -604,12 +622,12 @@ export type MarketingClient = ReturnType<typeof createMarketingClient>;
  * The body read also ends at the deadline: on some Node versions an abort that lands while the
  * body streams leaves `text()` pending forever (nodejs/node#56917), which would stall a worker.
  */
-function readBody(res: Response, signal: AbortSignal): Promise<string> {
+function readBody(body: Dispatcher.ResponseData["body"], signal: AbortSignal): Promise<string> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<string>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-    res.text().then(
+    body.text().then(
       (text) => {
         signal.removeEventListener("abort", onAbort);
         resolve(text);
