@@ -1,7 +1,9 @@
 import "@shopify/shopify-app-remix/adapters/node";
 import { ApiVersion, AppDistribution, shopifyApp } from "@shopify/shopify-app-remix/server";
+import { LogSeverity } from "@shopify/shopify-api";
 import { setAbstractFetchFunc } from "@shopify/shopify-api/runtime";
-import { config } from "./config.server";
+import { config, type AppConfig } from "./config.server";
+import { logger } from "./logger.server";
 import { PrismaSessionStorage } from "./shopify/session-storage.server";
 import { recordInstall } from "./shops/shops.server";
 
@@ -20,6 +22,17 @@ const shopify = shopifyApp({
   distribution: AppDistribution.AppStore,
   // Embedded auth by token exchange (no OAuth redirects inside the admin iframe).
   future: { unstable_newEmbeddedAuthStrategy: true },
+  // Shopify's library logs through ours (one format, one redaction list). Its "info" is a line
+  // per admin request, so it speaks only from our "debug" level down.
+  logger: {
+    level: shopifyLogLevel(cfg.logLevel),
+    log: (severity, message) => {
+      const log = logger().child({ component: "shopify" });
+      if (severity === LogSeverity.Error) log.error(message);
+      else if (severity === LogSeverity.Warning) log.warn(message);
+      else log.debug(message);
+    },
+  },
   hooks: {
     afterAuth: async ({ session, admin }) => {
       if (!session.isOnline) await recordInstall(session.shop, session.scope, admin);
@@ -40,6 +53,12 @@ if (cfg.adminApiOrigin) {
     }
     return fetch(input, init);
   });
+}
+
+function shopifyLogLevel(level: AppConfig["logLevel"]): LogSeverity {
+  if (level === "trace" || level === "debug") return LogSeverity.Debug;
+  if (level === "info" || level === "warn") return LogSeverity.Warning;
+  return LogSeverity.Error;
 }
 
 export default shopify;
