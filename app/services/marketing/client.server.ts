@@ -179,8 +179,8 @@ export function createMarketingClient(options: MarketingClientOptions) {
   /** One attempt. Returns parsed JSON (undefined for an empty body) or throws MarketingServiceError. */
   async function attempt(method: string, url: string, logPath: string, body: unknown): Promise<{ status: number; json: unknown }> {
     // undici's request() rather than fetch(): the same connection pool without WHATWG streams,
-    // about 2.5× the calls per second of CPU (measured in bench/README.md). Redirects are not
-    // followed, so the key never travels to another host.
+    // about a third of the CPU per call (bench/http-client.ts). Redirects are not followed, so
+    // the key never travels to another host.
     let res: Dispatcher.ResponseData;
     const signal = AbortSignal.timeout(timeoutMs);
     try {
@@ -619,8 +619,8 @@ export function createMarketingClient(options: MarketingClientOptions) {
 export type MarketingClient = ReturnType<typeof createMarketingClient>;
 
 /**
- * The body read also ends at the deadline: on some Node versions an abort that lands while the
- * body streams leaves `text()` pending forever (nodejs/node#56917), which would stall a worker.
+ * The body read ends at the deadline whatever the transport does with the signal: a read left
+ * pending (as fetch's can be, nodejs/node#56917) would stall a worker's whole batch.
  */
 function readBody(body: Dispatcher.ResponseData["body"], signal: AbortSignal): Promise<string> {
   if (signal.aborted) return Promise.reject(signal.reason);
