@@ -66,11 +66,16 @@ export async function yieldToWebhooks(policy: PipelinePolicy): Promise<PipelineP
   }
   if (s.inFlight > 0) {
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, WEBHOOK_PRIORITY.maxWaitMs);
-      s.lulls.push(() => {
+      const onLull = () => {
         clearTimeout(timer);
         resolve();
-      });
+      };
+      // A stuck acknowledgement must not collect one waiter per poll: drop ours on timeout.
+      const timer = setTimeout(() => {
+        s.lulls = s.lulls.filter((waiter) => waiter !== onLull);
+        resolve();
+      }, WEBHOOK_PRIORITY.maxWaitMs);
+      s.lulls.push(onLull);
     });
   }
   s.unitStartedAt = Date.now();
