@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { PipelinePolicy } from "./policy";
 
 /**
@@ -86,5 +87,3 @@ export async function yieldToWebhooks(policy: PipelinePolicy): Promise<PipelineP
     planBatchSize: Math.min(policy.planBatchSize, WEBHOOK_PRIORITY.busyPlanBatchSize),
   };
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

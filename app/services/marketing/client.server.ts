@@ -6,6 +6,7 @@
  * with the field named). Every response is parsed with the lenient response
  * schemas. Errors follow ./errors; the "not shown" choices live in ./policy.
  */
+import { setTimeout as sleepFor } from "node:timers/promises";
 import { request as sendHttp, type Dispatcher } from "undici";
 import type { z } from "zod";
 import {
@@ -137,7 +138,7 @@ export interface CampaignScheduleInput {
 
 export type PerformResult = Person | EventResult | undefined;
 
-const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const defaultSleep = (ms: number): Promise<void> => sleepFor(ms);
 
 function validate<S extends z.ZodType>(operation: string, schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value);
