@@ -21,8 +21,28 @@ export default tseslint.config(
     rules: reactHooks.configs.recommended.rules,
   },
   {
+    // Layers by folder, one direction: production code (app/) never reaches into the development
+    // tools (dev/: emulator, fake Admin, demo) or the tests; dev/ never reaches into test/.
+    files: ["app/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "(^|/)(dev|test|bench)/", message: "app/ must not import from dev/, test/ or bench/" }] },
+      ],
+    },
+  },
+  {
+    files: ["dev/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "(^|/)(test|bench)/", message: "dev/ must not import from test/ or bench/" }] },
+      ],
+    },
+  },
+  {
     // Command-line programs talk to a terminal.
-    files: ["app/bin/**", "test/emulator/main.ts", "bench/**", "scripts/**"],
+    files: ["app/bin/**", "dev/**/main.ts", "bench/**", "scripts/**"],
     rules: { "no-console": "off" },
   },
 );

@@ -184,7 +184,7 @@ export async function startEmulatorProcess(): Promise<EmulatorProcess> {
 }
 
 async function emulatorChild(): Promise<void> {
-  const { startEmulator } = await import("../test/emulator/server");
+  const { startEmulator } = await import("../dev/emulator/server");
   const emulator = await startEmulator({ port: 0 });
   let byStatus: Record<string, number> = {};
   let total = 0;

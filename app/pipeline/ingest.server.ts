@@ -1,6 +1,6 @@
 import { database } from "../db.server";
 import type { VerifiedDelivery } from "../webhooks/receive.server";
-import { kindOf } from "./policy";
+import { kindOf } from "../topics";
 import { asWebhookInFlight } from "./webhook-priority.server";
 
 /**

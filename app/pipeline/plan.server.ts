@@ -11,7 +11,8 @@ import { InvalidPayloadError, objectSyncStateSchema, planWebhook, type SyncConte
 import { applyAbandonment } from "./abandonment.server";
 import { claimRows } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
-import { backoffMs, kindOf, type PipelinePolicy } from "./policy";
+import { kindOf } from "../topics";
+import { backoffMs, type PipelinePolicy } from "./policy";
 
 interface ClaimedDelivery {
   id: string;

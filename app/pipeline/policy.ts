@@ -26,25 +26,3 @@ export function backoffMs(attempt: number, policy: Pick<PipelinePolicy, "backoff
   const ceiling = Math.min(policy.backoffCapMs, policy.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(Math.random() * ceiling);
 }
-
-/** Counter bucket of a topic or object key: customers/update → customer, checkout:abc → checkout. */
-export function kindOf(topicOrKey: string): string {
-  const head = topicOrKey.split(/[/:]/)[0];
-  const kinds: Record<string, string> = {
-    customers: "customer",
-    customer: "customer",
-    customers_email_marketing_consent: "customer",
-    orders: "order",
-    order: "order",
-    refunds: "order",
-    products: "product",
-    product: "product",
-    carts: "cart",
-    cart: "cart",
-    checkouts: "checkout",
-    checkout: "checkout",
-    subscription_contracts: "subscription",
-    subscription: "subscription",
-  };
-  return kinds[head] ?? "other";
-}

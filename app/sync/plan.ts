@@ -3,6 +3,7 @@
  * state to remember, and abandonment-timer instructions. Pure: no I/O, no clock (ctx.now).
  */
 import type { z } from "zod";
+import { normalizeTopic, topicsWithRole } from "../topics";
 import { parseShopifyJson } from "./json";
 import {
   cartPayload,
@@ -48,37 +49,10 @@ export class InvalidPayloadError extends Error {
   }
 }
 
-export const HANDLED_TOPICS = [
-  "customers/create",
-  "customers/update",
-  "customers/delete",
-  "customers/enable",
-  "customers/disable",
-  "customers_email_marketing_consent/update",
-  "orders/create",
-  "orders/updated",
-  "orders/paid",
-  "orders/fulfilled",
-  "orders/partially_fulfilled",
-  "orders/cancelled",
-  "orders/edited",
-  "orders/delete",
-  "refunds/create",
-  "products/create",
-  "products/update",
-  "products/delete",
-  "carts/create",
-  "carts/update",
-  "checkouts/create",
-  "checkouts/update",
-  "checkouts/delete",
-  ...Object.keys(SUBSCRIPTION_TOPIC_ACTIONS).map((a) => `subscription_contracts/${a}`),
-] as const;
+/** The topics planWebhook maps to service calls (the registry's "sync" role). */
+export const HANDLED_TOPICS = topicsWithRole("sync");
 
-/** "orders/create", "ORDERS/CREATE", "orders.create" (fixture file names) → "orders/create". */
-export function normalizeTopic(topic: string): string {
-  return topic.trim().toLowerCase().replace(/\./g, "/");
-}
+export { normalizeTopic };
 
 function parse<S extends z.ZodType>(schema: S, body: unknown, topic: string): z.output<S> {
   const result = schema.safeParse(body);

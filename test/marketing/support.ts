@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { createMarketingClient, type MarketingClientOptions, type RequestLogInfo } from "../../app/services/marketing/client.server";
 import { isMarketingServiceError, type MarketingServiceError } from "../../app/services/marketing/errors";
-import { startEmulator, type Emulator } from "../emulator/server";
+import { startEmulator, type Emulator } from "../../dev/emulator/server";
 
 export interface Harness {
   emu: Emulator;

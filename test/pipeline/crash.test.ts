@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installDatabase, openDatabase, type Database } from "~/db.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
-import { startEmulator, type Emulator, type RecordedRequest } from "../emulator/server";
+import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
 import { customerBody } from "../support/pipeline";
 import { appProcessEnv, prepareConnectedDataDir, spawnApp, type AppProcess } from "../support/processes";
 import { sendWebhook } from "../support/webhooks";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startEmulator, type Emulator } from "../emulator/server";
+import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { TEST_API_SECRET, TEST_ENCRYPTION_KEY } from "../support/env";
 import { customerBody } from "../support/pipeline";
 import { appProcessEnv, prepareConnectedDataDir, spawnApp, type AppProcess } from "../support/processes";

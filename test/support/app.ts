@@ -1,8 +1,8 @@
 import type { ServerBuild } from "@remix-run/node";
 import { loadServerBuild, startHttpServer, type RunningHttpServer } from "~/server/http.server";
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from "./database";
-import { applyTestEnv } from "./env";
-import { startFakeAdmin, type FakeAdmin } from "./fake-admin";
+import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET } from "./env";
+import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
 
 export interface TestApp {
   url: string;
@@ -22,7 +22,7 @@ let fakeAdmin: Promise<FakeAdmin> | undefined;
 export async function startTestApp(
   options: { database?: DatabaseKind; env?: Record<string, string>; fastWebhooks?: boolean } = {},
 ): Promise<TestApp> {
-  fakeAdmin ??= startFakeAdmin();
+  fakeAdmin ??= startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
   const admin = await fakeAdmin;
   admin.calls.length = 0;
   applyTestEnv({ SHOPIFY_ADMIN_API_ORIGIN: admin.url, ...options.env });

@@ -1,10 +1,10 @@
-import { startEmulator, type Emulator } from "../emulator/server";
+import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { connectShop } from "~/shops/connection.server";
 import { startWorker, type Worker } from "~/pipeline/worker.server";
 import type { PipelinePolicy } from "~/pipeline/policy";
 import { startTestApp, type TestApp } from "./app";
 import type { DatabaseKind } from "./database";
-import { sendWebhook, type WebhookDelivery } from "./webhooks";
+import { sendWebhook, type TestWebhookDelivery as WebhookDelivery } from "./webhooks";
 
 /** Fast retries for tests: the behaviour is the same, the waits are milliseconds. */
 export const FAST_POLICY: Partial<PipelinePolicy> = { backoffBaseMs: 5, backoffCapMs: 50, pollMs: 10, maxAttempts: 5 };

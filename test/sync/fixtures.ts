@@ -14,7 +14,8 @@ import { defaultSettings, type ShopSettings } from "../../app/sync/settings";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
-export const FIXTURE_DIR = path.resolve(import.meta.dirname, "../../../shared/fixtures/shopify-webhooks");
+export { FIXTURES_DIR as FIXTURE_DIR } from "../../dev/shopify/webhooks";
+import { FIXTURES_DIR as FIXTURE_DIR } from "../../dev/shopify/webhooks";
 
 /** Every fixture: file "orders.create.json" ↔ topic "orders/create". */
 export function listFixtures(): Array<{ file: string; topic: string }> {

@@ -1,6 +1,6 @@
 /**
  * Zod schemas for every request body and response of the marketing service
- * (see /work/shared/spec/marketing-service-interface.md).
+ * (see docs/marketing-service-interface.md).
  *
  * Requests are strict: unknown keys are rejected and every rule of the spec is
  * checked, so a bad call fails locally with the field named in the issue path.

@@ -50,9 +50,9 @@ async function freePort(preferred: number): Promise<number> {
 
 async function main() {
   const started = Date.now();
-  const { startEmulator } = await import("../../test/emulator/server");
-  const { startFakeAdmin } = await import("../../test/support/fake-admin");
-  const { DEV_SECRETS } = await import("../config.server");
+  const { startEmulator } = await import("../emulator/server");
+  const { startFakeAdmin } = await import("../shopify/fake-admin");
+  const { DEV_SECRETS } = await import("../../app/config.server");
 
   const emulator = await startEmulator({ port: await freePort(4010) });
   const appPort = await freePort(Number(args.port));
@@ -79,14 +79,14 @@ async function main() {
   });
   for (const name of ["SHOPIFY_API_KEY", "SHOPIFY_API_SECRET", "ENCRYPTION_KEY"]) delete process.env[name];
 
-  const { database, prisma } = await import("../db.server");
-  const { loadServerBuild, startHttpServer } = await import("../server/http.server");
-  const { startWorker } = await import("../pipeline/worker.server");
-  const { connectShop } = await import("../shops/connection.server");
-  const { demoStream } = await import("../demo/stream.server");
-  const { renderSummary } = await import("../demo/summary.server");
-  const { mintSessionToken, CHROME_UA } = await import("../../test/support/session-token");
-  const { webhookHeaders } = await import("../../test/support/webhooks");
+  const { database, prisma } = await import("../../app/db.server");
+  const { loadServerBuild, startHttpServer } = await import("../../app/server/http.server");
+  const { startWorker } = await import("../../app/pipeline/worker.server");
+  const { connectShop } = await import("../../app/shops/connection.server");
+  const { demoStream } = await import("./stream");
+  const { renderSummary } = await import("./summary");
+  const { mintSessionToken, CHROME_UA } = await import("../shopify/session-token");
+  const { webhookHeaders } = await import("../shopify/webhooks");
 
   const db = database();
   await db.migrate();

@@ -1,6 +1,6 @@
 import Table from "cli-table3";
-import { prisma } from "../db.server";
-import type { Emulator } from "../../test/emulator/server";
+import { prisma } from "../../app/db.server";
+import type { Emulator } from "../emulator/server";
 
 export interface DemoTotals {
   sent: number;

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jwtVerify } from "jose";
-import { TEST_API_KEY, TEST_API_SECRET } from "./env";
 
 /**
  * A small fake of the Shopify Admin API for tests and the demo: OAuth token exchange and
@@ -41,15 +40,15 @@ export interface FakeAdmin {
 
 export async function startFakeAdmin(
   options: {
-    apiKey?: string;
-    apiSecret?: string;
+    /** The app's client id and secret: token exchange checks the session token against them. */
+    apiKey: string;
+    apiSecret: string;
     port?: number;
     /** The demo: also serve an App Bridge stub and links that open the embedded admin. */
     demo?: { appUrl: string };
-  } = {},
+  },
 ): Promise<FakeAdmin> {
-  const apiKey = options.apiKey ?? TEST_API_KEY;
-  const apiSecret = options.apiSecret ?? TEST_API_SECRET;
+  const { apiKey, apiSecret } = options;
   const calls: AdminCall[] = [];
   const tokens = new Map<string, string>();
   const issued = new Set<string>();

@@ -10,7 +10,7 @@ import path from "node:path";
  * sent as raw JSON numbers, as a large store's would be. Deterministic for a given seed.
  */
 
-export const FIXTURES_DIR = path.resolve(import.meta.dirname, "../../../shared/fixtures/shopify-webhooks");
+import { FIXTURES_DIR } from "../shopify/webhooks";
 
 export interface DemoDelivery {
   topic: string;

@@ -1,6 +1,6 @@
 /**
  * In-memory, per-account implementation of the marketing service interface
- * (/work/shared/spec/marketing-service-interface.md). Transport, faults and
+ * (docs/marketing-service-interface.md). Transport, faults and
  * request recording live in server.ts; this file is pure state + handlers.
  *
  * Validation here is written from the spec independently of the client's zod
