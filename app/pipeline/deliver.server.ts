@@ -4,10 +4,13 @@ import type { MarketingClient } from "../services/marketing/client.server";
 import { isMarketingServiceError, type MarketingServiceError } from "../services/marketing/errors";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { pauseShop, serviceClientFor } from "../shops/connection.server";
+import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { isCompleted } from "./abandonment.server";
 import { claimRows } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
-import { backoffMs, type PipelinePolicy } from "./policy";
+import { callKind, contentHash } from "./decide";
+import { retryDelayMs, type PipelinePolicy } from "./policy";
+import { CALL_STATUS } from "./status";
 
 interface ClaimedCall {
   id: string;
@@ -17,6 +20,7 @@ interface ClaimedCall {
   call: unknown;
   attempts: number;
   createdAt: Date;
+  retryFrom: Date;
 }
 
 type Result =
@@ -40,19 +44,20 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
     workerId,
     limit: policy.batchSize,
     leaseMs: policy.leaseMs,
-    due: `q.status = 'queued' AND q."runAt" <= now()`,
-    from: `JOIN "Shop" s ON s.domain = q.shop AND s."serviceKeyEnc" IS NOT NULL AND s."pausedAt" IS NULL AND s."uninstalledAt" IS NULL`,
+    due: `q.status = '${CALL_STATUS.queued}' AND q."runAt" <= now()`,
+    from: `JOIN "Shop" s ON s.domain = q.shop AND ${canReceiveDeliveriesSql("s")}`,
     // Head of line per object. Written as "the smallest waiting id" rather than NOT EXISTS so the
     // (shop, objectKey, id) index serves it even without table statistics (PGlite has no autovacuum).
     where: `q.id = (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
-              AND p.status IN ('queued', 'running') ORDER BY p.id LIMIT 1)`,
+              AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)`,
     orderBy: `q."runAt", q.id`,
     key: "id",
-    returning: `id::text AS id, shop, "objectKey", kind, call, attempts, "createdAt" AT TIME ZONE 'UTC' AS "createdAt"`,
+    returning: `id::text AS id, shop, "objectKey", kind, call, attempts, "createdAt" AT TIME ZONE 'UTC' AS "createdAt",
+      "retryFrom" AT TIME ZONE 'UTC' AS "retryFrom"`,
   });
   if (!claimed.length) return 0;
 
-  const delivered = new DeliveredMarks();
+  const delivered = new DeliveredMarks(workerId);
   const clients = new Map<string, Promise<MarketingClient | null>>();
   const clientFor = (shop: string) => {
     if (!clients.has(shop)) clients.set(shop, serviceClientFor(shop));
@@ -62,7 +67,7 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
   await Promise.all(
     claimed.map(async (c) => {
       const result = await deliverOne(c, policy, clientFor);
-      counters.push(...(await record(c, result, delivered)));
+      counters.push(...(await record(workerId, c, result, delivered)));
     })
   );
   await delivered.flush();
@@ -79,6 +84,8 @@ class DeliveredMarks {
   private pending: string[] = [];
   private scheduled: Promise<void> | undefined;
 
+  constructor(private readonly workerId: string) {}
+
   add(id: string): Promise<void> {
     this.pending.push(id);
     this.scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
@@ -89,19 +96,36 @@ class DeliveredMarks {
     this.scheduled = undefined;
     const ids = this.pending.splice(0);
     if (!ids.length) return;
-    await database().sql.query(
-      `UPDATE "OutboundCall" SET status = 'delivered', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
-       WHERE id = ANY($1::bigint[])`,
-      [ids]
+    const written = await database().sql.query<{ id: string }>(
+      `UPDATE "OutboundCall" SET status = '${CALL_STATUS.delivered}', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
+       WHERE id = ANY($1::bigint[]) AND ${FENCE}
+       RETURNING id::text AS id`,
+      [ids, this.workerId]
     );
+    if (written.length < ids.length) logFenced(this.workerId, ids.length - written.length);
   }
 }
 
-async function record(c: ClaimedCall, r: Result, delivered: DeliveredMarks): Promise<CounterDelta[]> {
+/** Lease fencing: a result is written only by the worker that still holds the call. */
+const FENCE = `"lockedBy" = $2 AND status = '${CALL_STATUS.running}'`;
+
+function logFenced(workerId: string, count: number): void {
+  logger().warn({ worker: workerId, calls: count }, "lease lost while calling the service; result left to the new owner");
+}
+
+/** SyncCounter.lastLagMs is an int: a lag beyond 24.8 days is shown as that. */
+const MAX_LAG_MS = 2 ** 31 - 1;
+
+async function record(workerId: string, c: ClaimedCall, r: Result, delivered: DeliveredMarks): Promise<CounterDelta[]> {
   const sql = database().sql;
   const log = { shop: c.shop, callId: c.id, objectKey: c.objectKey, attempt: c.attempts };
   const release = `"lockedBy" = NULL, "lockedUntil" = NULL`;
   const response = "response" in r && r.response !== undefined ? JSON.stringify(r.response) : null;
+  const write = async (text: string, params: unknown[]): Promise<boolean> => {
+    const rows = await sql.query(`${text} AND ${FENCE} RETURNING 1`, [c.id, workerId, ...params]);
+    if (!rows.length) logFenced(workerId, 1);
+    return rows.length > 0;
+  };
   switch (r.status) {
     case "delivered": {
       await delivered.add(c.id);
@@ -112,37 +136,57 @@ async function record(c: ClaimedCall, r: Result, delivered: DeliveredMarks): Pro
           kind: c.kind,
           delivered: 1,
           lastDeliveredAt: now,
-          lastLagMs: now.getTime() - c.createdAt.getTime(),
+          lastLagMs: Math.min(now.getTime() - c.createdAt.getTime(), MAX_LAG_MS),
         },
       ];
     }
     case "retry":
       logger().warn({ ...log, err: r.error, retryInMs: r.delayMs }, "service call failed; will retry");
-      await sql.query(
-        `UPDATE "OutboundCall" SET status = 'queued', "runAt" = now() + ($2::int * interval '1 millisecond'),
-           "lastError" = $3, "lastResponse" = $4::jsonb, ${release} WHERE id = $1::bigint`,
-        [c.id, r.delayMs, r.error, response]
-      );
+      if (
+        !(await write(
+          `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', "runAt" = now() + ($3::bigint * interval '1 millisecond'),
+             "lastError" = $4, "lastResponse" = $5::jsonb, ${release} WHERE id = $1::bigint`,
+          [r.delayMs, r.error, response]
+        ))
+      )
+        return [];
       return [{ shop: c.shop, kind: c.kind, failed: 1 }];
     case "dead":
-    case "refused":
+    case "refused": {
       logger().error(
         { ...log, err: r.error },
         r.status === "dead" ? "service call dead-lettered" : "service refused the call"
       );
-      await sql.query(
-        `UPDATE "OutboundCall" SET status = $2, "lastError" = $3, "lastResponse" = $4::jsonb, ${release} WHERE id = $1::bigint`,
-        [c.id, r.status, r.error, response]
+      const written = await write(
+        `UPDATE "OutboundCall" SET status = $3, "lastError" = $4, "lastResponse" = $5::jsonb, ${release} WHERE id = $1::bigint`,
+        [r.status === "dead" ? CALL_STATUS.dead : CALL_STATUS.refused, r.error, response]
       );
+      if (!written) return [];
+      if (r.status === "dead") await forgetContent(c);
       return [{ shop: c.shop, kind: c.kind, failed: 1, ...(r.status === "dead" ? { dead: 1 } : { skipped: 1 }) }];
+    }
     case "paused":
       // Not the call's fault: give the attempt back and wait for the merchant to reconnect.
-      await sql.query(
-        `UPDATE "OutboundCall" SET status = 'queued', attempts = attempts - 1, "lastError" = $2, ${release} WHERE id = $1::bigint`,
-        [c.id, r.error]
+      await write(
+        `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', attempts = attempts - 1, "lastError" = $3, ${release} WHERE id = $1::bigint`,
+        [r.error]
       );
       return [];
   }
+}
+
+/**
+ * The service never got this content: forget its hash, so the next identical change of the
+ * object is sent instead of being skipped as "unchanged" (only if no newer call of the kind
+ * was planned since).
+ */
+async function forgetContent(c: ClaimedCall): Promise<void> {
+  const call = c.call as ServiceCall;
+  await database().sql.query(
+    `UPDATE "ObjectState" SET "contentHashes" = "contentHashes" - $3::text
+     WHERE shop = $1 AND "objectKey" = $2 AND "contentHashes" ->> $3::text = $4`,
+    [c.shop, c.objectKey, callKind(call), contentHash(call)]
+  );
 }
 
 async function deliverOne(
@@ -181,6 +225,10 @@ function describeError(error: MarketingServiceError): string {
   return `${error.kind}: ${error.message}${fields.length ? ` (${fields.join("; ")})` : ""}`;
 }
 
+/**
+ * Retries until the deadline (24 h after the call was planned or replayed, by default) or the
+ * attempt bound; a retry that would only start after the deadline gives up now.
+ */
 function retryOrDie(
   c: ClaimedCall,
   policy: PipelinePolicy,
@@ -188,9 +236,13 @@ function retryOrDie(
   response?: unknown,
   retryAfterMs?: number
 ): Result {
-  if (c.attempts >= policy.maxAttempts)
-    return { status: "dead", error: `gave up after ${c.attempts} attempts; last: ${error}`, response };
-  return { status: "retry", error, response, delayMs: retryAfterMs ?? backoffMs(c.attempts, policy) };
+  const delayMs = retryDelayMs(c.attempts, policy, retryAfterMs);
+  const deadline = c.retryFrom.getTime() + policy.retryDeadlineMs;
+  if (c.attempts >= policy.maxAttempts || Date.now() + delayMs > deadline) {
+    const tried = Math.round((Date.now() - c.retryFrom.getTime()) / 60_000);
+    return { status: "dead", error: `gave up after ${c.attempts} attempts; last: ${error} (retried for ${tried} min)`, response };
+  }
+  return { status: "retry", error, response, delayMs };
 }
 
 /**

@@ -1,18 +1,19 @@
-import { createHash } from "node:crypto";
-import { database, prisma } from "../db.server";
+import { handleCompliance } from "../compliance/compliance.server";
+import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { shopContext, type ShopContext } from "../shops/connection.server";
 import { recordUninstall } from "../shops/lifecycle.server";
-import { parseShopifyJson, ShopifyJsonError } from "../sync/json";
-import type { AbandonmentInstruction } from "../sync/mappers/common";
-import { InvalidPayloadError, objectSyncStateSchema, planWebhook, type SyncContext, type SyncPlan } from "../sync/plan";
+import { parseShopifyJson } from "../sync/json";
+import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
+import { kindOf, topicInfo } from "../topics";
 import { applyAbandonment } from "./abandonment.server";
 import { claimRows } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
-import { kindOf } from "../topics";
+import { decide, type ObjectMemory } from "./decide";
 import { backoffMs, type PipelinePolicy } from "./policy";
+import { DELIVERY_OUTCOME, DELIVERY_STATUS, type DeliveryOutcome } from "./status";
 
 interface ClaimedDelivery {
   id: string;
@@ -25,28 +26,35 @@ interface ClaimedDelivery {
   attempts: number;
 }
 
-type Outcome = "planned" | "stale" | "unchanged" | "ignored" | "invalid";
+/** A claimed delivery after the work that needs no database: parsing and a first plan. */
+type Prepared =
+  | { delivery: ClaimedDelivery; route: "sync"; body: unknown; objectKey: string; fresh: SyncPlan }
+  | { delivery: ClaimedDelivery; route: "lifecycle"; body: unknown }
+  | { delivery: ClaimedDelivery; route: "compliance"; body: unknown }
+  | { delivery: ClaimedDelivery; route: "bulk"; body: unknown }
+  | { delivery: ClaimedDelivery; route: "invalid"; reason: string };
 
-interface ObjectRow {
-  lastUpdatedAt: Date | null;
-  contentHashes: Record<string, string>;
-  state: unknown;
-  touched: boolean;
-}
-
-interface Decision {
+interface Finished {
   delivery: ClaimedDelivery;
-  outcome: Outcome;
+  outcome: DeliveryOutcome;
   detail: string | null;
   objectKey: string | null;
 }
 
+interface QueuedCall {
+  shop: string;
+  objectKey: string;
+  kind: string;
+  call: ServiceCall;
+  deliveryId: string;
+}
+
 /**
- * Turns recorded deliveries into service calls, a batch at a time in one transaction. Per
- * Shopify object, planning is serialised (advisory locks on the object keys, taken in sorted
- * order) and applied in order of the object's updated_at: an older version arriving after a
- * newer one is recorded as stale; a call whose content did not change since the last one of
- * its kind is not sent again ("unchanged" when nothing is left).
+ * Turns recorded deliveries into service calls: claim a batch, prepare each delivery (parse, plan),
+ * then decide and persist the batch in one transaction. Per Shopify object, planning is serialised
+ * (advisory locks on the object keys, taken in sorted order) and applied in order of the object's
+ * updated_at (see decide()). A delivery that cannot be used is recorded as invalid with its reason;
+ * it never holds its neighbours: a batch that fails as a whole is retried one delivery at a time.
  */
 export async function planDeliveries(workerId: string, policy: PipelinePolicy): Promise<number> {
   const claimed = await claimRows<ClaimedDelivery>({
@@ -54,7 +62,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
     workerId,
     limit: policy.planBatchSize,
     leaseMs: policy.leaseMs,
-    due: `q.status = 'queued' AND q."runAt" <= now()`,
+    due: `q.status = '${DELIVERY_STATUS.queued}' AND q."runAt" <= now()`,
     orderBy: `q."receivedAt", q.id`,
     key: "id",
     returning: `id, "receivedAt" AT TIME ZONE 'UTC' AS "receivedAt", "triggeredAt" AT TIME ZONE 'UTC' AS "triggeredAt",
@@ -67,236 +75,205 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   const now = new Date();
   const contexts = new Map<string, ShopContext>();
   for (const shop of new Set(claimed.map((d) => d.shop))) contexts.set(shop, await shopContext(shop));
-  const ctxFor = (shop: string): Omit<SyncContext, "prior"> => {
-    const c = contexts.get(shop)!;
-    return {
-      shopDomain: c.domain,
-      storefrontUrl: c.storefrontUrl,
-      currency: c.currency,
-      settings: c.settings,
-      now,
-    };
-  };
-
-  // Parse and find each delivery's object outside the transaction (pure work).
-  const parsed: {
-    delivery: ClaimedDelivery;
-    body: unknown;
-    objectKey: string;
-    /** The plan for an object with no prior state: reused when that is the case. */
-    fresh: SyncPlan;
-  }[] = [];
-  const decisions: Decision[] = [];
-  for (const delivery of claimed) {
-    try {
-      const body = parseShopifyJson(delivery.rawBody);
-      const fresh = planWebhook(delivery.topic, body, { ...ctxFor(delivery.shop), prior: null });
-      parsed.push({ delivery, body, objectKey: fresh.objectKey, fresh });
-    } catch (error) {
-      if (!(error instanceof InvalidPayloadError) && !(error instanceof ShopifyJsonError)) throw error;
-      decisions.push({
-        delivery,
-        outcome: "invalid",
-        detail: error.message,
-        objectKey: null,
-      });
-    }
-  }
+  const prepared = claimed.map((d) => prepare(d, syncContext(contexts.get(d.shop)!, now)));
 
   try {
-    // The raw driver, not Prisma: this is the hot path, and Prisma's per-query cost dominated it.
-    await database().sql.transaction(async (tx) => {
-      const keys = [...new Set(parsed.map((p) => `${p.delivery.shop}|${p.objectKey}`))].sort();
-      if (keys.length) {
-        await tx.query(
-          `SELECT count(pg_advisory_xact_lock(hashtext(k)))::int AS n FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) s`,
-          [keys]
-        );
-      }
-      const objects = await loadObjects(tx, keys);
-      const calls: {
-        shop: string;
-        objectKey: string;
-        kind: string;
-        call: ServiceCall;
-        deliveryId: string;
-      }[] = [];
-      const abandonments: {
-        shop: string;
-        instruction: AbandonmentInstruction;
-        source: string;
-      }[] = [];
-
-      for (const { delivery, body, objectKey, fresh } of parsed) {
-        const key = `${delivery.shop}|${objectKey}`;
-        const object = objects.get(key);
-        // State written by an older version of the mappers that no longer parses counts as none.
-        const prior = objectSyncStateSchema.safeParse(object?.state);
-        const plan = prior.success
-          ? planWebhook(delivery.topic, body, { ...ctxFor(delivery.shop), prior: prior.data })
-          : fresh;
-        const version = plan.objectUpdatedAt ? new Date(plan.objectUpdatedAt) : null;
-        const previous = object?.contentHashes ?? {};
-        const hashed = plan.calls.map((call) => ({
-          call,
-          kind: callKind(call),
-          hash: contentHash(call),
-        }));
-        const changed = hashed.filter((h) => previous[h.kind] !== h.hash);
-
-        let outcome: Outcome;
-        let detail = plan.skipped ?? null;
-        if (version && object?.lastUpdatedAt && version < object.lastUpdatedAt) {
-          outcome = "stale";
-          detail = `older than the version applied (${object.lastUpdatedAt.toISOString()})`;
-        } else if (plan.calls.length === 0) outcome = "ignored";
-        else if (changed.length === 0) outcome = "unchanged";
-        else outcome = "planned";
-        if (delivery.topic === "app/uninstalled" && (await recordUninstall(tx, delivery.shop, delivery.triggeredAt))) {
-          detail = "shop uninstalled: sessions removed, delivery stopped";
-        }
-        decisions.push({ delivery, outcome, detail, objectKey });
-        if (outcome === "stale") continue;
-
-        for (const { call } of outcome === "planned" ? changed : []) {
-          calls.push({
-            shop: delivery.shop,
-            objectKey,
-            kind: kindOf(objectKey),
-            call,
-            deliveryId: delivery.id,
-          });
-        }
-        // A deletion starts the object's history over: a re-created contact must be sent again.
-        const restart = plan.calls.some(
-          (c) => c.op === "person.delete" || (c.op === "event" && c.action === "deleted")
-        );
-        objects.set(key, {
-          lastUpdatedAt: version ?? object?.lastUpdatedAt ?? null,
-          contentHashes: {
-            ...(restart ? {} : previous),
-            ...Object.fromEntries(hashed.map((h) => [h.kind, h.hash])),
-          },
-          state: plan.nextState ?? object?.state ?? null,
-          touched: true,
-        });
-        if (plan.abandonment)
-          abandonments.push({
-            shop: delivery.shop,
-            instruction: plan.abandonment,
-            source: objectKey,
-          });
-      }
-
-      if (calls.length) {
-        await tx.query(
-          // Ids follow plan order: an object's calls are delivered in id order.
-          `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, "deliveryId")
-             SELECT r.shop, r."objectKey", r.kind, r.call, r."deliveryId"
-               FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (shop text, "objectKey" text, kind text, call jsonb, "deliveryId" text))
-                    WITH ORDINALITY AS r(shop, "objectKey", kind, call, "deliveryId", n)
-              ORDER BY r.n`,
-          [JSON.stringify(calls)]
-        );
-      }
-      await saveObjects(tx, objects);
-      for (const a of abandonments) {
-        await applyAbandonment(tx, a.shop, a.instruction, contexts.get(a.shop)!.settings, now, a.source);
-      }
-      await finishDeliveries(tx, decisions);
-      await bumpCounters(
-        decisions
-          .filter((d) => d.outcome !== "planned")
-          .map(
-            (d): CounterDelta => ({
-              shop: d.delivery.shop,
-              kind: kindOf(d.delivery.topic),
-              skipped: 1,
-            })
-          ),
-        tx
-      );
-    });
+    await persist(workerId, prepared, contexts, now);
   } catch (error) {
-    // A bug or a database hiccup: the whole batch tries again later; nothing is lost.
-    const message = error instanceof Error ? error.message : String(error);
-    logger().error({ err: message, deliveries: claimed.length }, "planning failed");
-    for (const d of claimed) {
-      const giveUp = d.attempts >= policy.maxAttempts;
-      await prisma().webhookDelivery.update({
-        where: { id: d.id },
-        data: giveUp
-          ? {
-              status: "done",
-              outcome: "invalid",
-              outcomeDetail: `planning failed: ${message}`,
-              finishedAt: new Date(),
-              lockedBy: null,
-            }
-          : {
-              status: "queued",
-              runAt: new Date(Date.now() + backoffMs(d.attempts, policy)),
-              outcomeDetail: message,
-              lockedBy: null,
-            },
-      });
+    if (prepared.length === 1) {
+      await releaseForRetry(workerId, claimed[0], error, policy);
+    } else {
+      // One bad item (a value the database refuses, say) must not hold its neighbours.
+      logger().warn({ err: messageOf(error), deliveries: claimed.length }, "planning a batch failed; planning one by one");
+      for (const one of prepared) {
+        await persist(workerId, [one], contexts, now).catch((e) => releaseForRetry(workerId, one.delivery, e, policy));
+      }
     }
-    return claimed.length;
-  }
-  for (const d of decisions) {
-    logger().debug(
-      {
-        shop: d.delivery.shop,
-        topic: d.delivery.topic,
-        eventId: d.delivery.eventId,
-        deliveryId: d.delivery.id,
-        outcome: d.outcome,
-      },
-      "delivery planned"
-    );
   }
   return claimed.length;
 }
 
-async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string, ObjectRow>> {
-  const objects = new Map<string, ObjectRow>();
+function syncContext(c: ShopContext, now: Date): Omit<SyncContext, "prior"> {
+  return { shopDomain: c.domain, storefrontUrl: c.storefrontUrl, currency: c.currency, settings: c.settings, now };
+}
+
+/** Parsing and the plan of an object with no prior state (reused when that is the case). Never throws. */
+function prepare(delivery: ClaimedDelivery, ctx: Omit<SyncContext, "prior">): Prepared {
+  const role = topicInfo(delivery.topic)?.role;
+  try {
+    const body = parseShopifyJson(delivery.rawBody);
+    if (role && role !== "sync") return { delivery, route: role, body };
+    const fresh = planWebhook(delivery.topic, body, { ...ctx, prior: null });
+    return { delivery, route: "sync", body, objectKey: fresh.objectKey, fresh };
+  } catch (error) {
+    // A body that does not parse or validate — or one that makes a mapper throw — is the
+    // delivery's fault, not the batch's: it is recorded as invalid, once.
+    return { delivery, route: "invalid", reason: messageOf(error) };
+  }
+}
+
+async function persist(workerId: string, batch: Prepared[], contexts: Map<string, ShopContext>, now: Date): Promise<void> {
+  const finished: Finished[] = [];
+  await database().sql.transaction(async (tx) => {
+    // Fencing: a worker whose lease ran out plans nothing; the rows locked here cannot be taken over.
+    const owned = new Set(
+      (
+        await tx.query<{ id: string }>(
+          `SELECT id FROM "WebhookDelivery" WHERE id = ANY($1::text[]) AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}' FOR UPDATE`,
+          [batch.map((p) => p.delivery.id), workerId],
+        )
+      ).map((r) => r.id),
+    );
+    const mine = batch.filter((p) => owned.has(p.delivery.id));
+    if (mine.length < batch.length) logger().warn({ worker: workerId, lost: batch.length - mine.length }, "lease lost before planning; left to the new owner");
+
+    const keys = [
+      ...new Set(mine.flatMap((p) => (p.route === "sync" ? [`${p.delivery.shop}|${p.objectKey}`] : []))),
+    ].sort();
+    if (keys.length) {
+      await tx.query(
+        `SELECT count(pg_advisory_xact_lock(hashtext(k)))::int AS n FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) s`,
+        [keys],
+      );
+    }
+    const objects = await loadObjects(tx, keys);
+    const touched = new Set<string>();
+    const calls: QueuedCall[] = [];
+    const abandonments: { shop: string; instruction: AbandonmentInstruction; source: string }[] = [];
+
+    for (const p of mine) {
+      const { delivery } = p;
+      const shop = contexts.get(delivery.shop)!;
+      if (p.route === "invalid") {
+        finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: p.reason, objectKey: null });
+        continue;
+      }
+      if (p.route === "lifecycle") {
+        const uninstalled = delivery.topic === "app/uninstalled" && (await recordUninstall(tx, delivery.shop, delivery.triggeredAt));
+        finished.push({
+          delivery,
+          outcome: uninstalled ? DELIVERY_OUTCOME.handled : DELIVERY_OUTCOME.ignored,
+          detail: uninstalled ? "shop uninstalled: sessions removed, delivery stopped" : null,
+          objectKey: null,
+        });
+        continue;
+      }
+      if (p.route === "compliance") {
+        const result = await handleCompliance(tx, { ...delivery, body: p.body }, shop.settings);
+        for (const c of result.calls) calls.push({ shop: delivery.shop, objectKey: c.objectKey, kind: kindOf(c.objectKey), call: c.call, deliveryId: delivery.id });
+        finished.push({ delivery, outcome: DELIVERY_OUTCOME[result.outcome], detail: result.detail, objectKey: null });
+        continue;
+      }
+      if (p.route === "bulk") {
+        finished.push({ delivery, outcome: DELIVERY_OUTCOME.ignored, detail: "bulk operations are not used yet", objectKey: null });
+        continue;
+      }
+
+      const key = `${delivery.shop}|${p.objectKey}`;
+      const memory = objects.get(key);
+      let plan: SyncPlan;
+      try {
+        // State written by an older version of the mappers that no longer parses counts as none.
+        const prior = objectSyncStateSchema.safeParse(memory?.state);
+        plan = prior.success ? planWebhook(delivery.topic, p.body, { ...syncContext(shop, now), prior: prior.data }) : p.fresh;
+      } catch (error) {
+        finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
+        continue;
+      }
+      const decision = decide(plan, memory);
+      finished.push({ delivery, outcome: decision.outcome, detail: decision.detail, objectKey: p.objectKey });
+      if (!decision.next) continue;
+      for (const call of decision.calls) {
+        calls.push({ shop: delivery.shop, objectKey: p.objectKey, kind: kindOf(p.objectKey), call, deliveryId: delivery.id });
+      }
+      objects.set(key, decision.next);
+      touched.add(key);
+      if (decision.abandonment) abandonments.push({ shop: delivery.shop, instruction: decision.abandonment, source: p.objectKey });
+    }
+
+    if (calls.length) {
+      await tx.query(
+        // Ids follow plan order: an object's calls are delivered in id order.
+        `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, "deliveryId")
+           SELECT r.shop, r."objectKey", r.kind, r.call, r."deliveryId"
+             FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (shop text, "objectKey" text, kind text, call jsonb, "deliveryId" text))
+                  WITH ORDINALITY AS r(shop, "objectKey", kind, call, "deliveryId", n)
+            ORDER BY r.n`,
+        [JSON.stringify(calls)],
+      );
+    }
+    await saveObjects(tx, objects, touched);
+    for (const a of abandonments) {
+      await applyAbandonment(tx, a.shop, a.instruction, contexts.get(a.shop)!.settings, now, a.source);
+    }
+    await finishDeliveries(tx, finished);
+    await bumpCounters(
+      finished
+        .filter((f) => f.outcome !== DELIVERY_OUTCOME.planned)
+        .map((f): CounterDelta => ({ shop: f.delivery.shop, kind: kindOf(f.delivery.topic), skipped: 1 })),
+      tx,
+    );
+  });
+  for (const f of finished) {
+    const log = { shop: f.delivery.shop, topic: f.delivery.topic, eventId: f.delivery.eventId, deliveryId: f.delivery.id, outcome: f.outcome };
+    if (f.outcome === DELIVERY_OUTCOME.invalid) logger().warn({ ...log, reason: f.detail }, "delivery recorded as invalid");
+    else logger().debug(log, "delivery planned");
+  }
+}
+
+/**
+ * A delivery whose planning failed for a reason outside the delivery's control (a database
+ * hiccup, a bug): tried again later with backoff; after maxPlanAttempts it is recorded as invalid
+ * with the reason, so it is never re-claimed forever.
+ */
+async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unknown, policy: PipelinePolicy): Promise<void> {
+  const message = messageOf(error);
+  const giveUp = d.attempts >= policy.maxPlanAttempts;
+  logger().error({ shop: d.shop, topic: d.topic, deliveryId: d.id, attempt: d.attempts, err: message }, giveUp ? "planning failed; delivery recorded as invalid" : "planning failed; will retry");
+  const fenced = `id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`;
+  await database()
+    .sql.query(
+      giveUp
+        ? `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = '${DELIVERY_OUTCOME.invalid}', "outcomeDetail" = $3,
+             "finishedAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${fenced}`
+        : `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', "runAt" = now() + ($4::int * interval '1 millisecond'),
+             "outcomeDetail" = $3, "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${fenced}`,
+      giveUp ? [d.id, workerId, `planning failed: ${message}`] : [d.id, workerId, message, backoffMs(d.attempts, policy)],
+    )
+    .catch((e) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
+}
+
+async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string, ObjectMemory>> {
+  const objects = new Map<string, ObjectMemory>();
   if (!keys.length) return objects;
-  const rows = await tx.query<{
-    shop: string;
-    objectKey: string;
-    lastUpdatedAt: Date | null;
-    contentHashes: unknown;
-    state: unknown;
-  }>(
+  const rows = await tx.query<{ shop: string; objectKey: string; lastUpdatedAt: Date | null; contentHashes: unknown; state: unknown }>(
     `SELECT o.shop, o."objectKey", o."lastUpdatedAt" AT TIME ZONE 'UTC' AS "lastUpdatedAt", o."contentHashes", o.state
        FROM "ObjectState" o JOIN unnest($1::text[]) AS k(key) ON o.shop || '|' || o."objectKey" = k.key`,
-    [keys]
+    [keys],
   );
   for (const r of rows) {
     objects.set(`${r.shop}|${r.objectKey}`, {
       lastUpdatedAt: r.lastUpdatedAt,
       contentHashes: (r.contentHashes ?? {}) as Record<string, string>,
       state: r.state,
-      touched: false,
     });
   }
   return objects;
 }
 
 /** One statement for every object the batch changed. */
-async function saveObjects(tx: SqlQueryable, objects: Map<string, ObjectRow>): Promise<void> {
-  const rows = [...objects.entries()]
-    .filter(([, o]) => o.touched)
-    .map(([key, o]) => {
-      const split = key.indexOf("|");
-      return {
-        shop: key.slice(0, split),
-        objectKey: key.slice(split + 1),
-        lastUpdatedAt: o.lastUpdatedAt?.toISOString() ?? null,
-        contentHashes: o.contentHashes,
-        state: o.state,
-      };
-    });
+async function saveObjects(tx: SqlQueryable, objects: Map<string, ObjectMemory>, touched: Set<string>): Promise<void> {
+  const rows = [...touched].map((key) => {
+    const o = objects.get(key)!;
+    const split = key.indexOf("|");
+    return {
+      shop: key.slice(0, split),
+      objectKey: key.slice(split + 1),
+      lastUpdatedAt: o.lastUpdatedAt?.toISOString() ?? null,
+      contentHashes: o.contentHashes,
+      state: o.state,
+    };
+  });
   if (!rows.length) return;
   await tx.query(
     `INSERT INTO "ObjectState" (shop, "objectKey", "lastUpdatedAt", "contentHashes", state, "updatedAt")
@@ -305,39 +282,22 @@ async function saveObjects(tx: SqlQueryable, objects: Map<string, ObjectRow>): P
      ON CONFLICT (shop, "objectKey") DO UPDATE SET
        "lastUpdatedAt" = EXCLUDED."lastUpdatedAt", "contentHashes" = EXCLUDED."contentHashes",
        state = EXCLUDED.state, "updatedAt" = now()`,
-    [JSON.stringify(rows)]
+    [JSON.stringify(rows)],
   );
 }
 
-async function finishDeliveries(tx: SqlQueryable, decisions: Decision[]): Promise<void> {
-  if (!decisions.length) return;
-  const rows = decisions.map((d) => ({
-    id: d.delivery.id,
-    outcome: d.outcome,
-    detail: d.detail,
-    objectKey: d.objectKey,
-  }));
+async function finishDeliveries(tx: SqlQueryable, finished: Finished[]): Promise<void> {
+  if (!finished.length) return;
+  const rows = finished.map((f) => ({ id: f.delivery.id, outcome: f.outcome, detail: f.detail, objectKey: f.objectKey }));
   await tx.query(
-    `UPDATE "WebhookDelivery" d SET status = 'done', outcome = r.outcome, "outcomeDetail" = r.detail,
+    `UPDATE "WebhookDelivery" d SET status = '${DELIVERY_STATUS.done}', outcome = r.outcome, "outcomeDetail" = r.detail,
        "objectKey" = r."objectKey", "finishedAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL
      FROM jsonb_to_recordset($1::jsonb) AS r(id text, outcome text, detail text, "objectKey" text)
      WHERE d.id = r.id`,
-    [JSON.stringify(rows)]
+    [JSON.stringify(rows)],
   );
 }
 
-/** Calls of one kind replace each other: an unchanged one need not be sent again. */
-export function callKind(call: ServiceCall): string {
-  if (call.op === "event") return `event:${call.type}:${call.action}`;
-  if (call.op === "event.custom") return `custom:${call.body.eventName}`;
-  return call.op;
-}
-
-// Send times and delivery controls (whether to ask for double opt-in again) are not content:
-// they would make every re-delivery look changed.
-const NOT_CONTENT = new Set(["occurred_at", "occurredAt", "modified_at", "skipDoubleOptIn"]);
-
-export function contentHash(call: ServiceCall): string {
-  const json = JSON.stringify(call, (key, value) => (NOT_CONTENT.has(key) ? undefined : value));
-  return createHash("sha256").update(json).digest("hex");
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,10 @@
 /** The delivery pipeline's numbers, in one place. */
 export const PIPELINE_POLICY = {
-  /** A claimed row belongs to its worker this long; a crashed worker's rows are taken over after it. */
+  /**
+   * A claimed row belongs to its worker this long; a crashed worker's rows are taken over after
+   * it. The worker never runs with a lease shorter than LEASE_PER_TIMEOUT × the service timeout
+   * (see leaseFor), so a call in flight always finishes before its lease can pass to another.
+   */
   leaseMs: 60_000,
   /** Service calls claimed per poll, and so in flight per worker. */
   batchSize: 64,
@@ -8,8 +12,16 @@ export const PIPELINE_POLICY = {
   planBatchSize: 32,
   /** Idle wait between polls when there is nothing to do. */
   pollMs: 250,
-  /** Attempts per service call before it becomes a dead letter. */
-  maxAttempts: 8,
+  /**
+   * A call that keeps failing is retried until this long after it was planned (or replayed):
+   * longer than real outages (Shopify itself retries webhooks for 4 hours), then it becomes a
+   * dead letter that support can replay.
+   */
+  retryDeadlineMs: 24 * 60 * 60_000,
+  /** A safety bound on attempts within the deadline (capped backoff gives about 100 in 24 h). */
+  maxAttempts: 200,
+  /** Planning and timers fail only on bugs or bad data: a few tries, then recorded as invalid. */
+  maxPlanAttempts: 5,
   /** Exponential backoff with full jitter: random(0, min(cap, base * 2^(attempt-1))). */
   backoffBaseMs: 2_000,
   backoffCapMs: 15 * 60_000,
@@ -22,7 +34,28 @@ export const PIPELINE_POLICY = {
 
 export type PipelinePolicy = { -readonly [K in keyof typeof PIPELINE_POLICY]: number };
 
+/** The lease is at least this many service timeouts long. */
+export const LEASE_PER_TIMEOUT = 4;
+
+/** The lease a worker uses: the policy's, stretched so a call in flight cannot outlive it. */
+export function leaseFor(policy: Pick<PipelinePolicy, "leaseMs">, serviceTimeoutMs: number): number {
+  return Math.max(policy.leaseMs, LEASE_PER_TIMEOUT * serviceTimeoutMs);
+}
+
 export function backoffMs(attempt: number, policy: Pick<PipelinePolicy, "backoffBaseMs" | "backoffCapMs">): number {
-  const ceiling = Math.min(policy.backoffCapMs, policy.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+  // 2^attempt overflows to Infinity long before attempts run out; min() keeps it at the cap.
+  const ceiling = Math.min(policy.backoffCapMs, policy.backoffBaseMs * 2 ** Math.min(Math.max(0, attempt - 1), 40));
   return Math.round(Math.random() * ceiling);
+}
+
+/** The wait before the next attempt: the service's Retry-After when it gives one, never beyond the cap. */
+export function retryDelayMs(
+  attempt: number,
+  policy: Pick<PipelinePolicy, "backoffBaseMs" | "backoffCapMs">,
+  retryAfterMs?: number,
+): number {
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
+    return Math.min(Math.round(retryAfterMs), policy.backoffCapMs);
+  }
+  return backoffMs(attempt, policy);
 }

@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { fireDueTimers } from "./abandonment.server";
 import { deliverCalls } from "./deliver.server";
 import { planDeliveries } from "./plan.server";
-import { PIPELINE_POLICY, type PipelinePolicy } from "./policy";
+import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
+import { CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
+import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { pruneOldRows } from "./retention.server";
 import { yieldToWebhooks } from "./webhook-priority.server";
 
@@ -22,7 +25,11 @@ export interface Worker {
  * the default) or alone (`npm run worker`, PostgreSQL).
  */
 export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: string } = {}): Worker {
-  const policy: PipelinePolicy = { ...PIPELINE_POLICY, ...options.policy };
+  const merged: PipelinePolicy = { ...PIPELINE_POLICY, ...options.policy };
+  // A lease given explicitly (tests) is kept as is; the default one outlasts any call in flight.
+  const policy: PipelinePolicy = options.policy?.leaseMs
+    ? merged
+    : { ...merged, leaseMs: leaseFor(merged, config().marketingApiTimeoutMs) };
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = logger().child({ worker: id });
   let stopping = false;
@@ -100,22 +107,26 @@ async function releaseOrphanedLeases(): Promise<void> {
   // The crash is not the call's fault: give back the attempt its claim counted.
   const release = `"lockedBy" = NULL, "lockedUntil" = NULL, attempts = GREATEST(attempts - 1, 0)`;
   await prisma().$executeRawUnsafe(
-    `UPDATE "WebhookDelivery" SET status = 'queued', ${release} WHERE status = 'running'`
+    `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', ${release} WHERE status = '${DELIVERY_STATUS.running}'`
   );
-  await prisma().$executeRawUnsafe(`UPDATE "OutboundCall" SET status = 'queued', ${release} WHERE status = 'running'`);
   await prisma().$executeRawUnsafe(
-    `UPDATE "AbandonmentTimer" SET status = 'pending', "lockedBy" = NULL, "lockedUntil" = NULL WHERE status = 'running'`
+    `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', ${release} WHERE status = '${CALL_STATUS.running}'`
+  );
+  await prisma().$executeRawUnsafe(
+    `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.pending}', ${release} WHERE status = '${TIMER_STATUS.running}'`
   );
 }
 
 /** Anything queued or in flight that a worker could act on now? */
 async function hasDueWork(): Promise<boolean> {
   const [row] = await prisma().$queryRawUnsafe<{ due: boolean }[]>(
-    `SELECT EXISTS (SELECT 1 FROM "WebhookDelivery" WHERE status IN ('queued','running') AND "runAt" <= now())
+    `SELECT EXISTS (SELECT 1 FROM "WebhookDelivery"
+                    WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= now())
          OR EXISTS (SELECT 1 FROM "OutboundCall" c JOIN "Shop" s ON s.domain = c.shop
-                    WHERE c.status IN ('queued','running') AND c."runAt" <= now()
-                      AND s."serviceKeyEnc" IS NOT NULL AND s."pausedAt" IS NULL AND s."uninstalledAt" IS NULL)
-         OR EXISTS (SELECT 1 FROM "AbandonmentTimer" WHERE status IN ('pending','running') AND "dueAt" <= now()) AS due`
+                    WHERE c.status IN ('${CALL_STATUS.queued}','${CALL_STATUS.running}') AND c."runAt" <= now()
+                      AND ${canReceiveDeliveriesSql("s")})
+         OR EXISTS (SELECT 1 FROM "AbandonmentTimer"
+                    WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= now()) AS due`
   );
   return Boolean(row?.due);
 }

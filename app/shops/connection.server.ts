@@ -3,6 +3,7 @@ import { prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { createMarketingClient, type MarketingClient } from "../services/marketing/client.server";
 import { parseSettings, type ShopSettings } from "../sync/settings";
+import { canReceiveDeliveries } from "./eligibility";
 import { decryptSecret, encryptSecret } from "./secrets.server";
 
 export class ConnectionError extends Error {
@@ -60,13 +61,13 @@ export async function shopContext(domain: string): Promise<ShopContext> {
 // One client per connected shop, dropped when its key changes or it is paused.
 const clients = new Map<string, { sealed: string; client: MarketingClient }>();
 
-/** The service client for a connected shop, or null when it has no key. Retries belong to the queue. */
+/** The service client for a shop that can receive deliveries, else null. Retries belong to the queue. */
 export async function serviceClientFor(domain: string): Promise<MarketingClient | null> {
   const shop = await prisma().shop.findUnique({
     where: { domain },
-    select: { serviceKeyEnc: true, serviceBaseUrl: true },
+    select: { serviceKeyEnc: true, serviceBaseUrl: true, pausedAt: true, uninstalledAt: true },
   });
-  if (!shop?.serviceKeyEnc) return null;
+  if (!shop?.serviceKeyEnc || !canReceiveDeliveries(shop)) return null;
   const cached = clients.get(domain);
   if (cached?.sealed === shop.serviceKeyEnc) return cached.client;
   const client = createMarketingClient({

@@ -7,6 +7,7 @@ import path from "node:path";
 import { expect } from "vitest";
 import { serviceCallSchema, type ServiceCall } from "../../app/services/marketing/schemas";
 import { parseShopifyJson } from "../../app/sync/json";
+import { decide, type ObjectMemory } from "../../app/pipeline/decide";
 import { planWebhook, type ObjectSyncState, type SyncContext, type SyncPlan } from "../../app/sync/plan";
 import { defaultSettings, type ShopSettings } from "../../app/sync/settings";
 
@@ -68,18 +69,23 @@ export function run(topic: string, body: unknown, ctx: SyncContext = makeCtx()):
   return plan;
 }
 
-/** Feeds deliveries in order, threading nextState as the pipeline would. */
+/**
+ * Feeds deliveries in order as the pipeline does: each plan sees the state the last one left,
+ * and keeps only the calls the pipeline would send (a stale version sends nothing, a call whose
+ * content equals the last one of its kind is dropped).
+ */
 export function runSequence(
   steps: Array<{ topic: string; body: unknown }>,
   ctx: Omit<SyncContext, "prior"> = makeCtx(),
   prior: ObjectSyncState | null = null,
 ): SyncPlan[] {
   const plans: SyncPlan[] = [];
-  let state = prior;
+  let memory: ObjectMemory | undefined = prior ? { lastUpdatedAt: null, contentHashes: {}, state: prior } : undefined;
   for (const step of steps) {
-    const plan = run(step.topic, step.body, { ...ctx, prior: state });
-    plans.push(plan);
-    state = plan.nextState;
+    const plan = run(step.topic, step.body, { ...ctx, prior: (memory?.state as ObjectSyncState | undefined) ?? null });
+    const decision = decide(plan, memory);
+    plans.push({ ...plan, calls: decision.calls });
+    memory = decision.next ?? memory;
   }
   return plans;
 }

@@ -21,7 +21,6 @@ const orderPrior = (): ObjectSyncState => ({
   completed: false,
   created: true,
   deleted: false,
-  digest: null,
 });
 
 /** Expected result per fixture topic: the operations planned. */

@@ -54,7 +54,7 @@ describe("order completion rule", () => {
   it("paid flag is sticky: fulfilled after a partial refund still completes", () => {
     const [, later] = runSequence([
       { topic: "orders/paid", body: paid },
-      { topic: "orders/fulfilled", body: orderBody({ financial_status: "partially_refunded", fulfillment_status: "fulfilled" }) },
+      { topic: "orders/fulfilled", body: orderBody({ financial_status: "partially_refunded", fulfillment_status: "fulfilled", updated_at: "2026-04-03T09:00:00Z" }) },
     ]);
     expect(ops(later)).toContain("order/completed");
   });

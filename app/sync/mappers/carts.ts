@@ -10,7 +10,6 @@ import {
   cleanEmail,
   compact,
   currencyOf,
-  digestOf,
   eventCall,
   mapCartLines,
   personRef,
@@ -56,14 +55,11 @@ export function mapCart(action: "created" | "updated", c: CartPayload, ctx: Sync
     currency,
     modified_at: c.updated_at,
   }) as CartEvent;
-  const digest = digestOf(body, ["occurredAt", "modified_at"]);
-  if (action === "updated" && digest === prior?.digest) {
-    return { objectKey, objectUpdatedAt: c.updated_at, calls: [], nextState: prior, skipped: "cart unchanged since last sent" };
-  }
+  // An unchanged cart is dropped by the pipeline's content hash.
   return {
     objectKey,
     objectUpdatedAt: c.updated_at,
     calls: [eventCall("cart", action, body)],
-    nextState: { kind: "cart", created: true, digest },
+    nextState: { kind: "cart", created: true },
   };
 }

@@ -14,7 +14,6 @@ import {
   cleanEmail,
   compact,
   currencyOf,
-  digestOf,
   eventCall,
   mapCartLines,
   personRef,
@@ -38,7 +37,7 @@ function tokensOf(ch: CheckoutPayload): string[] {
 }
 
 function closedState(prior: CheckoutSyncState | null, email: string | null): CheckoutSyncState {
-  return { kind: "checkout", email: prior?.email ?? email, closed: true, digest: prior?.digest ?? null };
+  return { kind: "checkout", email: prior?.email ?? email, closed: true };
 }
 
 /** The data `mapAbandonedCheckout` needs; stored by the scheduler, so it is plain JSON. */
@@ -108,16 +107,16 @@ export function mapCheckout(ch: CheckoutPayload, ctx: SyncContext): SyncPlan {
 
   const snapshot = checkoutSnapshot(ch, email, ctx);
   const body = cartBody(snapshot, ctx.settings.source, ch.updated_at ?? ctx.now.toISOString());
-  const digest = digestOf(body, ["occurredAt", "modified_at"]);
-  const calls: ServiceCall[] = digest === prior?.digest ? [] : [eventCall("cart", "updated", body)];
+  // An unchanged checkout is dropped by the pipeline's content hash (the timer still restarts
+  // only when the snapshot changed).
+  const calls: ServiceCall[] = [eventCall("cart", "updated", body)];
   return {
     objectKey,
     objectUpdatedAt: ch.updated_at,
     calls,
-    nextState: { kind: "checkout", email, closed: false, digest },
+    nextState: { kind: "checkout", email, closed: false },
     // Always handed over: the scheduler restarts the timer only when the snapshot changed.
     abandonment: { action: "schedule", key: snapshot.token, snapshot },
-    ...(calls.length === 0 ? { skipped: "checkout unchanged since last sent" } : {}),
   };
 }
 

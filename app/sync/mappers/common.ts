@@ -1,6 +1,6 @@
 /**
  * Shared types and helpers of the mappers: context, per-object sync state, identity, addresses,
- * line items, body compaction and digests. Everything here is pure.
+ * line items and body compaction. Everything here is pure.
  */
 import { z } from "zod";
 import {
@@ -44,8 +44,6 @@ export const customerSyncStateSchema = z.object({
   tags: z.array(z.string()),
   consent: consentMemorySchema,
   deleted: z.boolean(),
-  /** Digest of the last customer event body, to drop identical re-sends. */
-  digest: z.string().nullable(),
 });
 
 export const orderSyncStateSchema = z.object({
@@ -66,8 +64,6 @@ export const orderSyncStateSchema = z.object({
   /** order/created was sent — never twice, whichever topic arrived first. */
   created: z.boolean().default(false),
   deleted: z.boolean(),
-  /** Digest of the last order body sent, to drop identical re-sends (orders/paid + orders/updated). */
-  digest: z.string().nullable(),
 });
 
 export const productSyncStateSchema = z.object({
@@ -75,7 +71,6 @@ export const productSyncStateSchema = z.object({
   /** The service currently knows this product as live (created/updated sent, not deleted since). */
   advertised: z.boolean(),
   deleted: z.boolean(),
-  digest: z.string().nullable(),
 });
 
 export const checkoutSyncStateSchema = z.object({
@@ -83,13 +78,11 @@ export const checkoutSyncStateSchema = z.object({
   email: z.string().nullable(),
   /** Completed or deleted: late updates must not restart the abandonment timer. */
   closed: z.boolean(),
-  digest: z.string().nullable(),
 });
 
 export const cartSyncStateSchema = z.object({
   kind: z.literal("cart"),
   created: z.boolean(),
-  digest: z.string().nullable(),
 });
 
 export const subscriptionSyncStateSchema = z.object({
@@ -384,37 +377,3 @@ export function mapCartLines(
 
 export { minorToDecimal };
 
-// ---------------------------------------------------------------------------
-// Digests
-// ---------------------------------------------------------------------------
-
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
-/**
- * Short content digest (FNV-1a 64-bit over a key-sorted JSON), used to skip re-sending an
- * identical body. Not cryptographic; collisions only cost one skipped duplicate-looking update.
- */
-export function digestOf(value: unknown, omit: readonly string[] = []): string {
-  let input = value;
-  if (omit.length > 0 && value && typeof value === "object" && !Array.isArray(value)) {
-    input = Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => !omit.includes(k)));
-  }
-  const text = stableStringify(input);
-  let hash = 0xcbf29ce484222325n;
-  const prime = 0x100000001b3n;
-  const mask = 0xffffffffffffffffn;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= BigInt(text.charCodeAt(i));
-    hash = (hash * prime) & mask;
-  }
-  return hash.toString(16).padStart(16, "0");
-}

@@ -12,7 +12,6 @@ import {
   cleanEmail,
   compact,
   currencyOf,
-  digestOf,
   eventCall,
   mapAddress,
   personRef,
@@ -27,7 +26,7 @@ export function customerObjectKey(customerId: string): string {
 }
 
 function freshState(email: string | null): CustomerSyncState {
-  return { kind: "customer", email, tags: [], consent: emptyConsentMemory, deleted: false, digest: null };
+  return { kind: "customer", email, tags: [], consent: emptyConsentMemory, deleted: false };
 }
 
 function consentInput(c: EmailMarketingConsent | null): ConsentInput {
@@ -162,21 +161,14 @@ export function mapCustomerUpsert(action: "created" | "updated", c: CustomerPayl
   const calls: ServiceCall[] = person.call ? [person.call] : [];
   const notes: string[] = person.note ? [person.note] : [];
 
-  let digest = person.next.digest;
+  // An unchanged customer event is dropped by the pipeline's content hash.
   const body = customerEventBody(c, email, ctx);
-  if (body) {
-    const d = digestOf(body, ["modified_at"]);
-    if (action === "updated" && d === prior?.digest) notes.push("customer event unchanged since last sent");
-    else {
-      calls.push(eventCall("customer", action, body));
-      digest = d;
-    }
-  }
+  if (body) calls.push(eventCall("customer", action, body));
   return {
     objectKey,
     objectUpdatedAt: c.updated_at,
     calls,
-    nextState: { ...person.next, digest },
+    nextState: person.next,
     ...(notes.length > 0 ? { skipped: notes.join("; ") } : {}),
   };
 }

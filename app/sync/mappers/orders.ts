@@ -12,7 +12,6 @@ import {
   cleanEmail,
   compact,
   currencyOf,
-  digestOf,
   eventCall,
   mapAddress,
   mapOrderLines,
@@ -46,7 +45,6 @@ function emptyOrderState(): OrderSyncState {
     completed: false,
     created: false,
     deleted: false,
-    digest: null,
   };
 }
 
@@ -176,7 +174,6 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
   }
 
   const body = { ...ref, source: ctx.settings.source, ...fields } as OrderEvent;
-  const digest = digestOf(body);
   const calls: ServiceCall[] = [];
   const notes: string[] = [];
 
@@ -185,9 +182,8 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
   const announces = !base.created && (topic === "create" || (prior === null && (topic === "paid" || topic === "fulfilled")));
   if (announces) {
     calls.push(eventCall("order", "created", { ...body, occurred_at: o.created_at ?? o.processed_at ?? ctx.now.toISOString() }));
-  } else if (digest === base.digest) {
-    notes.push("order unchanged since last sent");
   } else {
+    // An update that changes nothing we send is dropped by the pipeline's content hash.
     const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : o.updated_at;
     const status = topic === "cancelled" ? "cancelled" : body.status;
     calls.push(eventCall("order", "updated", { ...body, status, occurred_at: at ?? ctx.now.toISOString() }));
@@ -201,7 +197,7 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
     objectKey,
     objectUpdatedAt: o.updated_at,
     calls,
-    nextState: { ...base, ...stateFields, completed: base.completed || ruleMet, created: base.created || announces, digest },
+    nextState: { ...base, ...stateFields, completed: base.completed || ruleMet, created: base.created || announces },
     ...abandonment,
     ...(notes.length > 0 ? { skipped: notes.join("; ") } : {}),
   };
@@ -240,6 +236,5 @@ export function mapOrderEdited(p: OrderEditedPayload, ctx: SyncContext): SyncPla
     status: prior.status,
     currency: prior.currency,
   }) as OrderEvent;
-  // Forget the digest so the full orders/updated that follows is not dropped as unchanged.
-  return { objectKey, objectUpdatedAt: null, calls: [eventCall("order", "updated", body)], nextState: { ...prior, digest: null } };
+  return { objectKey, objectUpdatedAt: null, calls: [eventCall("order", "updated", body)], nextState: prior };
 }

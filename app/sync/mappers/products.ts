@@ -12,7 +12,6 @@ import {
   amount,
   compact,
   currencyOf,
-  digestOf,
   eventCall,
   priorOf,
   productUrl,
@@ -116,8 +115,8 @@ export function productEventBody(p: ProductPayload, ctx: SyncContext): ProductEv
   }) as ProductEvent;
 }
 
-function productState(advertised: boolean, digest: string | null, deleted = false): ProductSyncState {
-  return { kind: "product", advertised, deleted, digest };
+function productState(advertised: boolean, deleted = false): ProductSyncState {
+  return { kind: "product", advertised, deleted };
 }
 
 export function mapProduct(topic: "create" | "update", p: ProductPayload, ctx: SyncContext): SyncPlan {
@@ -131,27 +130,23 @@ export function mapProduct(topic: "create" | "update", p: ProductPayload, ctx: S
     // Unknown prior (e.g. synced before this state existed) counts as advertised: withdraw it.
     const wasAdvertised = topic === "update" && prior?.advertised !== false;
     if (!wasAdvertised) {
-      return { objectKey, objectUpdatedAt, calls: [], nextState: productState(false, null), skipped: `product is not live (status ${p.status ?? "unknown"}, ${p.published_at ? "published" : "unpublished"}): not advertised` };
+      return { objectKey, objectUpdatedAt, calls: [], nextState: productState(false), skipped: `product is not live (status ${p.status ?? "unknown"}, ${p.published_at ? "published" : "unpublished"}): not advertised` };
     }
     const body: ProductEvent = { referenceId: storeActorReferenceId(ctx.shopDomain), source: ctx.settings.source, id: p.id, ...(p.updated_at ? { modified_at: p.updated_at } : {}) };
-    return { objectKey, objectUpdatedAt, calls: [eventCall("product", "deleted", body)], nextState: productState(false, null) };
+    return { objectKey, objectUpdatedAt, calls: [eventCall("product", "deleted", body)], nextState: productState(false) };
   }
 
   const body = productEventBody(p, ctx);
-  const digest = digestOf(body, ["modified_at"]);
-  // created: a create, or a product we withdrew/never announced going live.
+  // created: a create, or a product we withdrew/never announced going live. An update that
+  // changes nothing we send (inventory) is dropped by the pipeline's content hash.
   const action = topic === "create" || prior?.advertised === false ? "created" : "updated";
-  if (action === "updated" && digest === prior?.digest) {
-    // products/update also fires for inventory changes that touch nothing we send.
-    return { objectKey, objectUpdatedAt, calls: [], nextState: prior, skipped: "product unchanged since last sent" };
-  }
-  return { objectKey, objectUpdatedAt, calls: [eventCall("product", action, body)], nextState: productState(true, digest) };
+  return { objectKey, objectUpdatedAt, calls: [eventCall("product", action, body)], nextState: productState(true) };
 }
 
 export function mapProductDelete(productId: string, ctx: SyncContext): SyncPlan {
   const prior = priorOf(ctx.prior, "product");
   const objectKey = productObjectKey(productId);
-  const nextState = productState(false, null, true);
+  const nextState = productState(false, true);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "already deleted" };
   if (prior?.advertised === false) {
     return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "product was never advertised (or already withdrawn)" };

@@ -103,8 +103,6 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
       refunded: refundedDecimal,
       refundIds: [...prior.refundIds, r.id],
       status,
-      // The next full orders/updated must not be dropped as "unchanged".
-      digest: null,
     },
   };
 }
