@@ -6,7 +6,8 @@ import { mapAbandonedCheckout } from "../sync/plan";
 import type { AbandonmentInstruction } from "../sync/mappers/common";
 import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";
-import type { PipelinePolicy } from "./policy";
+import { backoffMs, type PipelinePolicy } from "./policy";
+import { TIMER_STATUS } from "./status";
 
 /**
  * Abandoned checkouts: a checkout with an email starts (or, when its content changed, restarts) a
@@ -29,8 +30,8 @@ export async function applyAbandonment(
       [shop, instruction.keys, source]
     );
     await tx.query(
-      `UPDATE "AbandonmentTimer" SET status = 'cancelled', "updatedAt" = now()
-       WHERE shop = $1 AND status IN ('pending', 'running') AND ("checkoutToken" = ANY($2::text[]) OR "cartToken" = ANY($2::text[]))`,
+      `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.cancelled}', "updatedAt" = now()
+       WHERE shop = $1 AND status IN ('${TIMER_STATUS.pending}', '${TIMER_STATUS.running}') AND ("checkoutToken" = ANY($2::text[]) OR "cartToken" = ANY($2::text[]))`,
       [shop, instruction.keys]
     );
     return;
@@ -42,10 +43,10 @@ export async function applyAbandonment(
   // cart keeps its running timer; a changed one starts it again.
   await tx.query(
     `INSERT INTO "AbandonmentTimer" AS t (shop, "checkoutToken", "cartToken", "dueAt", snapshot, status, "updatedAt")
-     VALUES ($1, $2, $3, $4, $5::jsonb, 'pending', now())
+     VALUES ($1, $2, $3, $4, $5::jsonb, '${TIMER_STATUS.pending}', now())
      ON CONFLICT (shop, "checkoutToken") DO UPDATE SET
        "cartToken" = EXCLUDED."cartToken", "dueAt" = EXCLUDED."dueAt", snapshot = EXCLUDED.snapshot, "updatedAt" = now()
-     WHERE t.status = 'pending' AND t.snapshot IS DISTINCT FROM EXCLUDED.snapshot`,
+     WHERE t.status = '${TIMER_STATUS.pending}' AND t.snapshot IS DISTINCT FROM EXCLUDED.snapshot`,
     [shop, key, snapshot.cartToken, dueAt.toISOString(), JSON.stringify(snapshot)]
   );
 }
@@ -65,50 +66,89 @@ export async function isCompleted(
   return rows.length > 0;
 }
 
-/** Fires due timers: each becomes one `cart/abandoned` call unless an order completed it meanwhile. */
+/**
+ * Fires due timers: each becomes one `cart/abandoned` call unless an order completed it meanwhile.
+ * A timer whose snapshot cannot be mapped is recorded as failed with the reason at once; one that
+ * fails for another reason (the database) is tried again a few times, then recorded as failed.
+ * Either way it never holds the other due timers.
+ */
 export async function fireDueTimers(workerId: string, policy: PipelinePolicy): Promise<number> {
-  const due = await claimRows<{
-    shop: string;
-    checkoutToken: string;
-    cartToken: string | null;
-    snapshot: unknown;
-  }>({
+  const due = await claimRows<DueTimer>({
     table: "AbandonmentTimer",
     workerId,
     limit: policy.batchSize,
     leaseMs: policy.leaseMs,
-    due: `q.status = 'pending' AND q."dueAt" <= now()`,
+    due: `q.status = '${TIMER_STATUS.pending}' AND q."dueAt" <= now()`,
     orderBy: `q."dueAt"`,
     key: `shop, "checkoutToken"`,
-    returning: `shop, "checkoutToken", "cartToken", snapshot`,
-    countAttempt: false,
+    returning: `shop, "checkoutToken", "cartToken", snapshot, attempts`,
   });
   for (const timer of due) {
-    const ctx = await shopContext(timer.shop);
-    const sent = await database().sql.transaction(async (tx) => {
-      const release = `"lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()`;
-      if (await isCompleted(tx, timer.shop, [timer.checkoutToken, timer.cartToken])) {
-        await tx.query(
-          `UPDATE "AbandonmentTimer" SET status = 'cancelled', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
-          [timer.shop, timer.checkoutToken]
-        );
-        return false;
-      }
-      const call = mapAbandonedCheckout(timer.snapshot, {
-        settings: ctx.settings,
-        now: new Date(),
-      });
-      await tx.query(
-        `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, 'checkout', $3::jsonb)`,
-        [timer.shop, `checkout:${timer.checkoutToken}`, JSON.stringify(call)]
-      );
-      await tx.query(
-        `UPDATE "AbandonmentTimer" SET status = 'sent', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
-        [timer.shop, timer.checkoutToken]
-      );
-      return true;
-    });
-    if (sent) logger().info({ shop: timer.shop, checkout: timer.checkoutToken }, "checkout abandoned");
+    try {
+      await fireTimer(workerId, timer);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const giveUp = error instanceof UnmappableTimer || timer.attempts >= policy.maxPlanAttempts;
+      logger().error({ shop: timer.shop, checkout: timer.checkoutToken, attempt: timer.attempts, err: message }, giveUp ? "abandonment timer failed" : "abandonment timer failed; will retry");
+      await database()
+        .sql.query(
+          `UPDATE "AbandonmentTimer" SET status = $4, "lastError" = $5, "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now(),
+             "dueAt" = CASE WHEN $4 = '${TIMER_STATUS.pending}' THEN now() + ($6::int * interval '1 millisecond') ELSE "dueAt" END
+           WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}'`,
+          [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, backoffMs(timer.attempts, policy)],
+        )
+        .catch((e) => logger().error({ err: e instanceof Error ? e.message : String(e) }, "could not release an abandonment timer; its lease will expire"));
+    }
   }
   return due.length;
+}
+
+interface DueTimer {
+  shop: string;
+  checkoutToken: string;
+  cartToken: string | null;
+  snapshot: unknown;
+  attempts: number;
+}
+
+/** A stored snapshot that no longer maps to a call: retrying cannot help. */
+class UnmappableTimer extends Error {
+  override readonly name = "UnmappableTimer";
+}
+
+async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
+  const ctx = await shopContext(timer.shop);
+  const sent = await database().sql.transaction(async (tx) => {
+    // Fencing: only the worker that still holds the timer fires it (and it stays locked meanwhile).
+    const mine = await tx.query(
+      `SELECT 1 FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}' FOR UPDATE`,
+      [timer.shop, timer.checkoutToken, workerId],
+    );
+    if (!mine.length) return false;
+    const release = `"lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()`;
+    if (await isCompleted(tx, timer.shop, [timer.checkoutToken, timer.cartToken])) {
+      await tx.query(
+        `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.cancelled}', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
+        [timer.shop, timer.checkoutToken],
+      );
+      return false;
+    }
+    let call;
+    try {
+      call = mapAbandonedCheckout(timer.snapshot, { settings: ctx.settings, now: new Date() });
+    } catch (error) {
+      throw new UnmappableTimer(`snapshot cannot be mapped: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, 'checkout', $3::jsonb)`, [
+      timer.shop,
+      `checkout:${timer.checkoutToken}`,
+      JSON.stringify(call),
+    ]);
+    await tx.query(
+      `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.sent}', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
+      [timer.shop, timer.checkoutToken],
+    );
+    return true;
+  });
+  if (sent) logger().info({ shop: timer.shop, checkout: timer.checkoutToken }, "checkout abandoned");
 }

@@ -1,4 +1,8 @@
 import { database } from "../db.server";
+import { CALL_STATUS } from "./status";
+
+// Every queue table leases its rows under the same status name.
+const RUNNING = CALL_STATUS.running;
 
 /**
  * Leases up to `limit` rows of a queue table to one worker. `FOR UPDATE SKIP LOCKED` lets many
@@ -23,14 +27,14 @@ export async function claimRows<T>(options: {
   const t = `"${options.table}"`;
   const attempts = options.countAttempt === false ? "" : `, attempts = ${t}.attempts + 1`;
   return database().sql.query<T>(
-    `UPDATE ${t} SET status = 'running', "lockedBy" = $1,
+    `UPDATE ${t} SET status = '${RUNNING}', "lockedBy" = $1,
        "lockedUntil" = now() + ($2::int * interval '1 millisecond')${attempts}
      WHERE (${options.key}) IN (
        SELECT ${options.key
          .split(",")
          .map((k) => `q.${k.trim()}`)
          .join(", ")} FROM ${t} q ${options.from ?? ""}
-       WHERE ((${options.due}) OR (q.status = 'running' AND q."lockedUntil" < now()))
+       WHERE ((${options.due}) OR (q.status = '${RUNNING}' AND q."lockedUntil" < now()))
          ${options.where ? `AND (${options.where})` : ""}
        ORDER BY ${options.orderBy}
        LIMIT $3

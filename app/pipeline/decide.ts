@@ -71,7 +71,18 @@ export function callKind(call: ServiceCall): string {
 // they would make every re-delivery look changed.
 const NOT_CONTENT = new Set(["occurred_at", "occurredAt", "modified_at", "skipDoubleOptIn"]);
 
+/** Stable across a round trip through jsonb, which reorders keys: keys are sorted first. */
 export function contentHash(call: ServiceCall): string {
-  const json = JSON.stringify(call, (key, value) => (NOT_CONTENT.has(key) ? undefined : value));
-  return createHash("sha256").update(json).digest("hex");
+  return createHash("sha256").update(canonicalJson(call)).digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value)
+      .filter(([k, v]) => v !== undefined && !NOT_CONTENT.has(k))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
 }

@@ -228,7 +228,7 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
  */
 async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unknown, policy: PipelinePolicy): Promise<void> {
   const message = messageOf(error);
-  const giveUp = d.attempts >= policy.maxPlanAttempts;
+  const giveUp = d.attempts >= policy.maxPlanAttempts || isRefusedData(error);
   logger().error({ shop: d.shop, topic: d.topic, deliveryId: d.id, attempt: d.attempts, err: message }, giveUp ? "planning failed; delivery recorded as invalid" : "planning failed; will retry");
   const fenced = `id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`;
   await database()
@@ -296,6 +296,15 @@ async function finishDeliveries(tx: SqlQueryable, finished: Finished[]): Promise
      WHERE d.id = r.id`,
     [JSON.stringify(rows)],
   );
+}
+
+/**
+ * The database refused a value of this delivery (SQLSTATE class 22, data exception, or 54, a
+ * program limit such as an index row too large): trying again cannot help.
+ */
+function isRefusedData(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("54"));
 }
 
 function messageOf(error: unknown): string {

@@ -22,7 +22,7 @@ export function parseShopifyJson(raw: string): unknown {
   }
   if (raw.trim() === "") throw new ShopifyJsonError("Webhook body is empty");
   try {
-    return parse(raw, null, {
+    return parse(raw, keepStorable, {
       parseNumber: parseNumberLossless,
       onDuplicateKey: ({ newValue }) => newValue,
     });
@@ -44,4 +44,22 @@ function parseNumberLossless(value: string): number | string {
 function normaliseIntegerString(value: string): string {
   // "-0012" is not valid JSON, but keep the output canonical anyway.
   return BigInt(value).toString();
+}
+
+// PostgreSQL's jsonb refuses U+0000 and unpaired surrogates (both legal in JSON text). One such
+// character anywhere would fail the transaction that stores the delivery's plan, so strings and
+// keys are made storable here: the character becomes U+FFFD, the rest of the text is kept.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function storable(text: string): string {
+  return text.replace(UNSTORABLE, "\uFFFD");
+}
+
+function keepStorable(_key: string, value: unknown): unknown {
+  if (typeof value === "string") return storable(value);
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    const entries = Object.entries(value);
+    if (entries.some(([k]) => storable(k) !== k)) return Object.fromEntries(entries.map(([k, v]) => [storable(k), v]));
+  }
+  return value;
 }

@@ -79,10 +79,22 @@ export const money = z.union([z.string(), z.number()]).transform((v, ctx) => {
   return canonicalDecimal(v);
 });
 
-/** ISO timestamp normalised to UTC; unparsable text counts as missing (lenient). */
-export const timestamp = z.union([z.string(), z.number()]).transform((v) => {
+// Years the service, the database and every client can store.
+const EARLIEST = Date.UTC(1, 0, 1);
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * ISO timestamp normalised to UTC; unparsable text counts as missing (lenient). A date outside
+ * the years 1–9999 (a numeric 1e20, "+275760-09-13") is refused: no system downstream can hold it.
+ */
+export const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) => {
   const t = typeof v === "number" ? v : Date.parse(v);
-  return Number.isFinite(t) ? new Date(t).toISOString() : null;
+  if (Number.isNaN(t)) return null;
+  if (!(t >= EARLIEST && t <= LATEST)) {
+    ctx.addIssue({ code: "custom", message: `timestamp ${String(v).slice(0, 40)} is outside the years 1–9999` });
+    return z.NEVER;
+  }
+  return new Date(t).toISOString();
 });
 
 /** "a, b ,c" or ["a","b"] → ["a","b","c"] (trimmed, empties and duplicates dropped). */

@@ -1,0 +1,202 @@
+import { randomInt } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { replayDeadLetters } from "~/pipeline/dead-letters.server";
+import type { PipelinePolicy } from "~/pipeline/policy";
+import { planWebhook } from "~/sync/plan";
+import { defaultSettings } from "~/sync/settings";
+import { describeEachDatabase } from "../support/database";
+import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { fixture } from "../support/webhooks";
+
+let shopSeq = 0;
+const newShop = () => `faults-${++shopSeq}-${Date.now().toString(36)}.myshopify.com`;
+
+/**
+ * Production retries for 24 hours; here the clock is scaled down: an outage of 2 s against a
+ * deadline of 5 min keeps production's ratio (a 10-minute outage against 24 hours is 1:144).
+ */
+const OUTAGE_POLICY: Partial<PipelinePolicy> = {
+  ...FAST_POLICY,
+  retryDeadlineMs: 5 * 60_000,
+  maxAttempts: 100_000,
+  backoffBaseMs: 5,
+  backoffCapMs: 100,
+};
+/** Retries that give up quickly, to make dead letters. */
+const DYING_POLICY: Partial<PipelinePolicy> = { ...OUTAGE_POLICY, retryDeadlineMs: 300 };
+
+describeEachDatabase("the pipeline under faults", (database) => {
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "5000" } });
+  });
+  afterAll(() => h.close());
+  afterEach(async () => {
+    await h.stopWorkers();
+    h.emulator.reset();
+  });
+
+  const calls = (shop: string) => h.app.db.prisma.outboundCall.findMany({ where: { shop }, orderBy: { id: "asc" } });
+  const peopleRequests = (email: string) =>
+    h.emulator.requests.filter((r) => r.path === "/api/people" && r.method === "POST" && (r.body as { email?: string }).email === email);
+
+  it("rides out a service outage: nothing dead, nothing missing once the service is back", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    h.emulator.setFaults({ errorRate: 1 });
+    const bodies = Array.from({ length: 20 }, () => customerBody({}));
+    for (const body of bodies) expect((await h.send({ topic: "customers/create", shop, body })).status).toBe(200);
+    h.startWorkers(1, OUTAGE_POLICY);
+    await sleep(2_000);
+
+    const during = await calls(shop);
+    expect(during.filter((c) => c.status === "dead")).toEqual([]);
+    // The outage outlasted the attempt bound that used to make dead letters (FAST_POLICY's 5).
+    expect(Math.max(...during.map((c) => c.attempts))).toBeGreaterThan(FAST_POLICY.maxAttempts!);
+
+    h.emulator.clearFaults();
+    await h.settle();
+    const after = await calls(shop);
+    expect(after.filter((c) => c.status !== "delivered")).toEqual([]);
+    for (const body of bodies) expect(h.emulator.person(body.email as string)).toBeDefined();
+  });
+
+  it("sends an identical change again after the call that carried it died", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    h.emulator.setFaults({ errorRate: 1 });
+    const body = customerBody({ firstName: "Grace" });
+    await h.send({ topic: "customers/create", shop, body });
+    h.startWorkers(1, DYING_POLICY);
+    await h.settle();
+    expect((await calls(shop)).map((c) => c.status)).toContain("dead");
+
+    h.emulator.clearFaults();
+    // Shopify sends the same customer again (another event): it must not be skipped as unchanged.
+    await h.send({ topic: "customers/update", shop, body });
+    await h.settle();
+    expect(h.emulator.person(body.email as string)?.customFields.firstName).toBe("Grace");
+    const outcomes = await h.app.db.prisma.webhookDelivery.findMany({ where: { shop }, orderBy: { receivedAt: "asc" } });
+    expect(outcomes.map((d) => d.outcome)).toEqual(["planned", "planned"]);
+  });
+
+  it("records poison deliveries as invalid once, and delivers the 31 good ones beside them", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    const good = Array.from({ length: 31 }, () => customerBody({}));
+    // A mapping failure (a date no system can hold) and a database refusal (an id too long to index).
+    const hugeId = Array.from({ length: 20_000 }, () => randomInt(10)).join("");
+    const poisons = [
+      // A raw JSON number, as a hostile or broken sender writes it (JSON.stringify would spell it out).
+      JSON.stringify(customerBody({ updatedAt: "PLACEHOLDER" })).replace('"PLACEHOLDER"', "1e20"),
+      { ...customerBody({ email: "huge-id@example.com" }), id: hugeId, admin_graphql_api_id: `gid://shopify/Customer/${hugeId}` },
+    ];
+    for (const [i, body] of good.entries()) {
+      if (i === 10) await h.send({ topic: "customers/create", shop, body: poisons[0] });
+      if (i === 20) await h.send({ topic: "customers/create", shop, body: poisons[1] });
+      await h.send({ topic: "customers/create", shop, body });
+    }
+    h.startWorkers();
+    await h.settle();
+
+    for (const body of good) expect(h.emulator.person(body.email as string)).toBeDefined();
+    const deliveries = await h.app.db.prisma.webhookDelivery.findMany({ where: { shop } });
+    expect(deliveries.every((d) => d.status === "done")).toBe(true);
+    const invalid = deliveries.filter((d) => d.outcome === "invalid");
+    expect(invalid).toHaveLength(2);
+    expect(invalid.map((d) => d.attempts)).toEqual([1, 1]);
+    expect(invalid.map((d) => d.outcomeDetail).join(" | ")).toMatch(/years 1–9999/);
+    expect(invalid.map((d) => d.outcomeDetail).join(" | ")).toMatch(/index row|exceeds/i);
+    expect(deliveries.filter((d) => d.outcome === "planned")).toHaveLength(31);
+  });
+
+  it("stores text with U+0000 and unpaired surrogates, made storable, instead of failing the batch", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    const body = { ...customerBody({}), first_name: "Ada\u0000Byron\ud800", tags: "vip\u0000" };
+    await h.send({ topic: "customers/create", shop, body: JSON.stringify(body) });
+    h.startWorkers();
+    await h.settle();
+    expect(h.emulator.person(body.email as string)?.customFields.firstName).toBe("Ada\uFFFDByron\uFFFD");
+  });
+
+  it("records a timer that cannot be mapped as failed, and fires the good one beside it", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    const plan = planWebhook("checkouts/create", fixture("checkouts/create"), {
+      shopDomain: shop,
+      storefrontUrl: `https://${shop}`,
+      settings: defaultSettings,
+      now: new Date(),
+      prior: null,
+    });
+    if (plan.abandonment?.action !== "schedule") throw new Error("the fixture checkout should schedule a timer");
+    const past = new Date(Date.now() - 60_000);
+    await h.app.db.prisma.abandonmentTimer.createMany({
+      data: [
+        { shop, checkoutToken: "broken", dueAt: past, snapshot: { token: 42, items: "not a snapshot" } },
+        { shop, checkoutToken: plan.abandonment.key, dueAt: past, snapshot: JSON.parse(JSON.stringify(plan.abandonment.snapshot)) },
+      ],
+    });
+    h.startWorkers();
+    await h.settle();
+
+    const timers = await h.app.db.prisma.abandonmentTimer.findMany({ where: { shop }, orderBy: { checkoutToken: "asc" } });
+    const broken = timers.find((t) => t.checkoutToken === "broken")!;
+    expect(broken).toMatchObject({ status: "failed", attempts: 1 });
+    expect(broken.lastError).toMatch(/snapshot cannot be mapped/);
+    expect(timers.find((t) => t.checkoutToken !== "broken")?.status).toBe("sent");
+    expect(h.emulator.requests.filter((r) => r.path === "/api/events/cart/abandoned")).toHaveLength(1);
+  });
+
+  it("a worker whose lease ran out mid-call cannot overwrite the new owner's result", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    // The first request stalls past the first worker's lease, then fails; the second succeeds.
+    h.emulator.setFaults({ stallMs: 1_000, serverErrors: 1, pathPrefix: "/api/people" });
+    const body = customerBody({});
+    await h.send({ topic: "customers/create", shop, body });
+    h.startWorkers(1, { ...FAST_POLICY, leaseMs: 300 });
+    while (peopleRequests(body.email as string).length === 0) await sleep(10);
+    // A second worker (with a sound lease) takes the call over once the first lease has expired.
+    h.startWorkers(1, { ...FAST_POLICY, leaseMs: 60_000 });
+    await h.settle();
+
+    const [call] = await calls(shop);
+    expect(call).toMatchObject({ status: "delivered", lastError: null });
+    // Without fencing, the first worker's late failure re-queued the call and it was sent a third time.
+    expect(peopleRequests(body.email as string)).toHaveLength(2);
+  });
+
+  it("replay never goes backwards: an old subscribe does not undo a newer unsubscribe", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    const id = "880001";
+    h.emulator.setFaults({ errorRate: 1 });
+    const subscribed = customerBody({ id, consent: "subscribed", updatedAt: "2026-03-01T10:00:00Z", consentUpdatedAt: "2026-03-01T10:00:00Z" });
+    await h.send({ topic: "customers/create", shop, body: subscribed });
+    h.startWorkers(1, DYING_POLICY);
+    await h.settle();
+    expect((await calls(shop)).some((c) => c.status === "dead")).toBe(true);
+
+    h.emulator.clearFaults();
+    const unsubscribed = customerBody({ id, consent: "unsubscribed", updatedAt: "2026-03-02T10:00:00Z", consentUpdatedAt: "2026-03-02T10:00:00Z" });
+    await h.send({ topic: "customers/update", shop, body: unsubscribed });
+    await h.settle();
+    const email = subscribed.email as string;
+    expect(h.emulator.person(email)?.statusDetails).toBe("unsubscribed");
+    const sentBefore = peopleRequests(email).length;
+
+    // Two dead letters: the subscribe (overtaken by the unsubscribe) and the customer/created
+    // event (nothing newer of its kind: still worth sending).
+    const result = await replayDeadLetters(shop);
+    expect(result).toEqual({ replayed: 1, superseded: 1 });
+    await h.settle();
+    const [subscribe] = (await calls(shop)).filter((c) => c.status === "superseded");
+    expect(subscribe.call).toMatchObject({ op: "person.upsert" });
+    expect(peopleRequests(email)).toHaveLength(sentBefore);
+    expect(h.emulator.person(email)?.statusDetails).toBe("unsubscribed");
+    expect((await calls(shop)).filter((c) => c.status === "dead")).toEqual([]);
+  });
+});
