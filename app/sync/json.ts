@@ -49,6 +49,7 @@ function normaliseIntegerString(value: string): string {
 // PostgreSQL's jsonb refuses U+0000 and unpaired surrogates (both legal in JSON text). One such
 // character anywhere would fail the transaction that stores the delivery's plan, so strings and
 // keys are made storable here: the character becomes U+FFFD, the rest of the text is kept.
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what must be found
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function storable(text: string): string {

@@ -114,7 +114,7 @@ describeEachDatabase("the pipeline under faults", (database) => {
   it("stores text with U+0000 and unpaired surrogates, made storable, instead of failing the batch", async () => {
     const shop = newShop();
     await h.connect(shop);
-    const body = { ...customerBody({}), first_name: "Ada\u0000Byron\ud800", tags: "vip\u0000" };
+    const body: Record<string, unknown> = { ...customerBody({}), first_name: "Ada\u0000Byron\ud800", tags: "vip\u0000" };
     await h.send({ topic: "customers/create", shop, body: JSON.stringify(body) });
     h.startWorkers();
     await h.settle();
