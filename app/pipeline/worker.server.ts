@@ -40,8 +40,12 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
 
   async function tick(): Promise<number> {
     // Each unit of work first gives way to webhooks being acknowledged in this process.
-    const planned = await planDeliveries(id, await yieldToWebhooks(policy));
-    const delivered = await deliverCalls(id, await yieldToWebhooks(policy));
+    // Planning runs while the delivered calls wait on the service: the database and the CPU
+    // would otherwise idle through every round trip.
+    const [planned, delivered] = await Promise.all([
+      yieldToWebhooks(policy).then((p) => planDeliveries(id, p)),
+      yieldToWebhooks(policy).then((p) => deliverCalls(id, p)),
+    ]);
     const fired = await fireDueTimers(id, await yieldToWebhooks(policy));
     if (database().kind === "pglite" && Date.now() - lastAnalyze > policy.analyzeEveryMs) {
       lastAnalyze = Date.now();
