@@ -10,7 +10,7 @@ const RUNNING = CALL_STATUS.running;
  * lease ran out (its worker died) is claimable again.
  */
 export async function claimRows<T>(options: {
-  table: "WebhookDelivery" | "OutboundCall" | "AbandonmentTimer";
+  table: "WebhookDelivery" | "OutboundCall" | "AbandonmentTimer" | "BackfillRun";
   workerId: string;
   limit: number;
   leaseMs: number;

@@ -69,7 +69,8 @@ export function callKind(call: ServiceCall): string {
 
 // Send times and delivery controls (whether to ask for double opt-in again) are not content:
 // they would make every re-delivery look changed.
-const NOT_CONTENT = new Set(["occurred_at", "occurredAt", "modified_at", "skipDoubleOptIn"]);
+// `silent` (history imports) is not content either: a later live change must not look different.
+const NOT_CONTENT = new Set(["occurred_at", "occurredAt", "modified_at", "skipDoubleOptIn", "silent"]);
 
 /** Stable across a round trip through jsonb, which reorders keys: keys are sorted first. */
 export function contentHash(call: ServiceCall): string {

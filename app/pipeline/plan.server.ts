@@ -24,6 +24,8 @@ interface ClaimedDelivery {
   eventId: string;
   rawBody: string;
   attempts: number;
+  /** "backfill" for history imports: their events go out silent (no automations for old news). */
+  source: string;
 }
 
 /** A claimed delivery after the work that needs no database: parsing and a first plan. */
@@ -66,7 +68,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
     orderBy: `q."receivedAt", q.id`,
     key: "id",
     returning: `id, "receivedAt" AT TIME ZONE 'UTC' AS "receivedAt", "triggeredAt" AT TIME ZONE 'UTC' AS "triggeredAt",
-      shop, topic, "eventId", "rawBody", attempts`,
+      shop, topic, "eventId", "rawBody", attempts, source`,
   });
   if (!claimed.length) return 0;
   // UPDATE … RETURNING does not keep the subquery's order.
@@ -91,6 +93,16 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
     }
   }
   return claimed.length;
+}
+
+/** Events of a history import are stored without starting automations (spec: `silent`). */
+function silenced(plan: SyncPlan): SyncPlan {
+  return {
+    ...plan,
+    calls: plan.calls.map((call) =>
+      call.op === "event" || call.op === "event.custom" ? ({ ...call, body: { ...call.body, silent: true } } as ServiceCall) : call,
+    ),
+  };
 }
 
 function syncContext(c: ShopContext, now: Date): Omit<SyncContext, "prior"> {
@@ -180,7 +192,7 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;
       }
-      const decision = decide(plan, memory);
+      const decision = decide(delivery.source === "backfill" ? silenced(plan) : plan, memory);
       finished.push({ delivery, outcome: decision.outcome, detail: decision.detail, objectKey: p.objectKey });
       if (!decision.next) continue;
       for (const call of decision.calls) {

@@ -25,6 +25,10 @@ export const PIPELINE_POLICY = {
   /** Exponential backoff with full jitter: random(0, min(cap, base * 2^(attempt-1))). */
   backoffBaseMs: 2_000,
   backoffCapMs: 15 * 60_000,
+  /** Objects a history import records per step (one transaction, one checkpoint). */
+  backfillChunk: 500,
+  /** How often a history export still running at Shopify is polled. */
+  backfillPollMs: 2_000,
   /** Delivered calls and finished deliveries are deleted after this many days. */
   retentionDays: 14,
   pruneEveryMs: 60 * 60_000,

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { runBackfillStep } from "../backfill/backfill.server";
 import { fireDueTimers } from "./abandonment.server";
 import { deliverCalls } from "./deliver.server";
 import { planDeliveries } from "./plan.server";
@@ -47,6 +48,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       yieldToWebhooks(policy).then((p) => deliverCalls(id, p)),
     ]);
     const fired = await fireDueTimers(id, await yieldToWebhooks(policy));
+    const imported = await runBackfillStep(id, await yieldToWebhooks(policy));
     if (database().kind === "pglite" && Date.now() - lastAnalyze > policy.analyzeEveryMs) {
       lastAnalyze = Date.now();
       await database().sql.exec(`ANALYZE "WebhookDelivery", "OutboundCall", "AbandonmentTimer"`);
@@ -56,7 +58,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       const pruned = await pruneOldRows(policy.retentionDays);
       if (pruned.calls || pruned.deliveries) log.info(pruned, "pruned old rows");
     }
-    return planned + delivered + fired;
+    return planned + delivered + fired + imported;
   }
 
   const failed = (step: string) => (error: unknown) => {
@@ -119,6 +121,7 @@ async function releaseOrphanedLeases(): Promise<void> {
   await prisma().$executeRawUnsafe(
     `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.pending}', ${release} WHERE status = '${TIMER_STATUS.running}'`
   );
+  await prisma().$executeRawUnsafe(`UPDATE "BackfillRun" SET status = 'queued', ${release} WHERE status = 'running'`);
 }
 
 /** Anything queued or in flight that a worker could act on now? */
@@ -130,7 +133,8 @@ async function hasDueWork(): Promise<boolean> {
                     WHERE c.status IN ('${CALL_STATUS.queued}','${CALL_STATUS.running}') AND c."runAt" <= now()
                       AND ${canReceiveDeliveriesSql("s")})
          OR EXISTS (SELECT 1 FROM "AbandonmentTimer"
-                    WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= now()) AS due`
+                    WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= now())
+         OR EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('queued','running') AND "runAt" <= now()) AS due`
   );
   return Boolean(row?.due);
 }

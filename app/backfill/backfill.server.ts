@@ -1,0 +1,370 @@
+/**
+ * History backfill: the store's customers, products and orders, exported with the Admin GraphQL
+ * Bulk Operations API (one query per kind), streamed line by line and recorded as deliveries that
+ * the pipeline plans like live webhooks — same mappers, same staleness and dedupe, events silent.
+ *
+ * A run is a row in BackfillRun, worked on in steps by the sync worker (submit → wait → import a
+ * chunk), each step under a lease and checkpointed (linesDone), so a crash or restart continues
+ * where it stopped. One run per shop at a time.
+ */
+import { createInterface } from "node:readline";
+import { request } from "undici";
+import { z } from "zod";
+import { config } from "../config.server";
+import { database, prisma } from "../db.server";
+import { logger } from "../logger.server";
+import { claimRows } from "../pipeline/claim.server";
+import type { PipelinePolicy } from "../pipeline/policy";
+import { unauthenticated } from "../shopify.server";
+import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
+
+export const BACKFILL_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
+const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
+
+const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
+const MAX_STEP_ATTEMPTS = 5;
+
+export const backfillRequestSchema = z.object({
+  kinds: z.array(z.enum(BACKFILL_KINDS)).min(1).default([...BACKFILL_KINDS]),
+  /** Orders of the last N days; null: all of them. */
+  orderDays: z.union([z.literal(90), z.literal(365), z.null()]).default(365),
+});
+export type BackfillRequest = z.input<typeof backfillRequestSchema>;
+
+export class BackfillRefused extends Error {
+  override readonly name = "BackfillRefused";
+}
+
+/** Queues a backfill for a shop; refused while another one for the shop is queued or running. */
+export async function requestBackfill(shop: string, input: BackfillRequest = {}): Promise<{ id: string }> {
+  const req = backfillRequestSchema.parse(input);
+  const ordersSince = req.orderDays === null ? null : new Date(Date.now() - req.orderDays * 86_400_000);
+  return database().sql.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('backfill:' || $1))`, [shop]);
+    const active = await tx.query<{ id: string; createdAt: Date }>(
+      `SELECT id, "createdAt" FROM "BackfillRun" WHERE shop = $1 AND status IN ('queued', 'running') LIMIT 1`,
+      [shop],
+    );
+    if (active.length) {
+      throw new BackfillRefused(`A history import for ${shop} is already under way (run ${active[0].id}); wait for it to finish.`);
+    }
+    const [row] = await tx.query<{ id: string }>(
+      `INSERT INTO "BackfillRun" (id, shop, kinds, "ordersSince", phase, "updatedAt")
+       VALUES (gen_random_uuid()::text, $1, $2::text[], $3, '${PHASE.submit}', now()) RETURNING id`,
+      [shop, req.kinds, ordersSince?.toISOString() ?? null],
+    );
+    logger().info({ shop, run: row.id, kinds: req.kinds }, "history import queued");
+    return row;
+  });
+}
+
+export interface BackfillProgress {
+  id: string;
+  status: string;
+  kind: string | null;
+  kindsDone: number;
+  kinds: number;
+  objects: number;
+  /** Objects of the current kind according to Shopify, once its export finished. */
+  expected: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** The shop's latest run, for the admin and the CLI. */
+export async function backfillProgress(shop: string): Promise<BackfillProgress | null> {
+  const run = await prisma().backfillRun.findFirst({ where: { shop }, orderBy: { createdAt: "desc" } });
+  if (!run) return null;
+  return {
+    id: run.id,
+    status: run.status,
+    kind: run.kinds[run.kindIndex] ?? null,
+    kindsDone: run.kindIndex,
+    kinds: run.kinds.length,
+    objects: run.objects,
+    expected: run.objectCount,
+    lastError: run.lastError,
+    createdAt: run.createdAt,
+    finishedAt: run.finishedAt,
+  };
+}
+
+interface ClaimedRun {
+  id: string;
+  shop: string;
+  kinds: string[];
+  kindIndex: number;
+  ordersSince: Date | null;
+  phase: string;
+  bulkOperationId: string | null;
+  resultUrl: string | null;
+  linesDone: number;
+  attempts: number;
+}
+
+/** One step of one due run (the worker's unit of backfill work). Returns 1 when it did something. */
+export async function runBackfillStep(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const [run] = await claimRows<ClaimedRun>({
+    table: "BackfillRun",
+    workerId,
+    limit: 1,
+    leaseMs: Math.max(policy.leaseMs, DOWNLOAD_TIMEOUT_MS),
+    due: `q.status IN ('${BACKFILL_STATUS.queued}') AND q."runAt" <= now()`,
+    orderBy: `q."createdAt"`,
+    key: "id",
+    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "resultUrl", "linesDone", attempts`,
+  });
+  if (!run) return 0;
+  try {
+    const next = await step(run, workerId, policy);
+    await saveStep(run, workerId, next);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const giveUp = run.attempts >= MAX_STEP_ATTEMPTS;
+    logger().error({ shop: run.shop, run: run.id, phase: run.phase, err: message }, giveUp ? "history import failed" : "history import step failed; will retry");
+    await saveStep(run, workerId, giveUp ? { status: BACKFILL_STATUS.failed, lastError: message } : { delayMs: 5_000 * run.attempts, lastError: message, keepAttempts: true });
+  }
+  return 1;
+}
+
+interface StepResult {
+  status?: string;
+  phase?: string;
+  kindIndex?: number;
+  bulkOperationId?: string | null;
+  resultUrl?: string | null;
+  objectCount?: number | null;
+  linesDone?: number;
+  addObjects?: number;
+  delayMs?: number;
+  lastError?: string | null;
+  keepAttempts?: boolean;
+}
+
+async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): Promise<StepResult> {
+  const kind = run.kinds[run.kindIndex] as BackfillKind | undefined;
+  if (!kind) return { status: BACKFILL_STATUS.done };
+  if (run.phase === PHASE.submit) {
+    const id = await submitBulkQuery(run.shop, bulkQuery(kind, run.ordersSince));
+    logger().info({ shop: run.shop, run: run.id, kind, bulkOperation: id }, "history export started");
+    return { phase: PHASE.wait, bulkOperationId: id, delayMs: policy.backfillPollMs };
+  }
+  if (run.phase === PHASE.wait) {
+    const op = await readBulkOperation(run.shop, run.bulkOperationId!);
+    if (op.status === "COMPLETED") {
+      // No objects: Shopify gives no file.
+      if (!op.url) return nextKind(run);
+      return { phase: PHASE.import, resultUrl: op.url, objectCount: op.objectCount === null ? null : Number(op.objectCount), linesDone: 0 };
+    }
+    if (op.status === "FAILED" || op.status === "CANCELED" || op.status === "EXPIRED") {
+      throw new Error(`Shopify's export of ${kind} ended ${op.status}${op.errorCode ? ` (${op.errorCode})` : ""}`);
+    }
+    return { delayMs: policy.backfillPollMs };
+  }
+  const imported = await importChunk(run, workerId, kind, policy.backfillChunk);
+  if (imported.finished) return { ...nextKind(run), addObjects: 0 };
+  return {};
+}
+
+function nextKind(run: ClaimedRun): StepResult {
+  const kindIndex = run.kindIndex + 1;
+  if (kindIndex >= run.kinds.length) return { status: BACKFILL_STATUS.done, kindIndex };
+  return { kindIndex, phase: PHASE.submit, bulkOperationId: null, resultUrl: null, linesDone: 0, objectCount: null };
+}
+
+async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promise<void> {
+  const finished = r.status === BACKFILL_STATUS.done || r.status === BACKFILL_STATUS.failed;
+  await database().sql.query(
+    `UPDATE "BackfillRun" SET
+       status = CASE WHEN $3::text IS NOT NULL THEN $3 ELSE '${BACKFILL_STATUS.queued}' END,
+       phase = coalesce($4, phase), "kindIndex" = coalesce($5, "kindIndex"),
+       "bulkOperationId" = CASE WHEN $6::boolean THEN $7 ELSE "bulkOperationId" END,
+       "resultUrl" = CASE WHEN $8::boolean THEN $9 ELSE "resultUrl" END,
+       "objectCount" = CASE WHEN $10::boolean THEN $11 ELSE "objectCount" END,
+       "linesDone" = coalesce($12, "linesDone"),
+       "runAt" = now() + ($13::int * interval '1 millisecond'),
+       "lastError" = $14, attempts = CASE WHEN $15::boolean THEN attempts ELSE 0 END,
+       "finishedAt" = CASE WHEN $16::boolean THEN now() ELSE NULL END,
+       "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()
+     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+    [
+      run.id,
+      workerId,
+      r.status ?? null,
+      r.phase ?? null,
+      r.kindIndex ?? null,
+      "bulkOperationId" in r,
+      r.bulkOperationId ?? null,
+      "resultUrl" in r,
+      r.resultUrl ?? null,
+      "objectCount" in r,
+      r.objectCount ?? null,
+      r.linesDone ?? null,
+      r.delayMs ?? 0,
+      r.lastError ?? null,
+      Boolean(r.keepAttempts),
+      finished,
+    ],
+  );
+  if (r.status === BACKFILL_STATUS.done) logger().info({ shop: run.shop, run: run.id }, "history import finished");
+}
+
+/**
+ * Streams the export from the checkpoint on and records up to `chunk` objects as deliveries, with
+ * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent.
+ */
+async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind, chunk: number): Promise<{ finished: boolean }> {
+  const response = await request(run.resultUrl!, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), maxRedirections: 0 });
+  if (response.statusCode !== 200) {
+    await response.body.dump();
+    throw new Error(`downloading the ${kind} export answered ${response.statusCode}`);
+  }
+  const lines = createInterface({ input: response.body, crlfDelay: Infinity });
+  const objects: { body: Record<string, unknown>; gid: string }[] = [];
+  let lineNo = 0;
+  let checkpoint = run.linesDone;
+  let parent: { line: unknown; gid: string; children: unknown[]; endLine: number } | undefined;
+  let finished = true;
+  const flush = () => {
+    if (!parent) return;
+    objects.push({ body: convert(kind, parent.line, parent.children), gid: parent.gid });
+    checkpoint = parent.endLine;
+    parent = undefined;
+  };
+  try {
+    for await (const text of lines) {
+      lineNo++;
+      if (lineNo <= run.linesDone || text.trim() === "") continue;
+      const line = JSON.parse(text) as { id?: string; __parentId?: string };
+      if (line.__parentId) {
+        if (parent && line.__parentId === parent.gid) {
+          parent.children.push(line);
+          parent.endLine = lineNo;
+        }
+        continue;
+      }
+      flush();
+      if (objects.length >= chunk) {
+        finished = false;
+        break;
+      }
+      parent = { line, gid: String(line.id), children: [], endLine: lineNo };
+    }
+    if (finished) flush();
+  } finally {
+    lines.close();
+    response.body.destroy();
+  }
+  await recordObjects(run, workerId, kind, objects, checkpoint);
+  return { finished };
+}
+
+async function recordObjects(
+  run: ClaimedRun,
+  workerId: string,
+  kind: BackfillKind,
+  objects: { body: Record<string, unknown>; gid: string }[],
+  checkpoint: number,
+): Promise<void> {
+  await database().sql.transaction(async (tx) => {
+    const [mine] = await tx.query(
+      `SELECT 1 FROM "BackfillRun" WHERE id = $1 AND "lockedBy" = $2 AND status = 'running' FOR UPDATE`,
+      [run.id, workerId],
+    );
+    if (!mine) throw new Error("lease lost during the import step");
+    if (objects.length) {
+      const rows = objects.map((o) => ({
+        topic: BACKFILL_TOPIC[kind],
+        eventId: `backfill:${run.id}:${o.gid}`,
+        rawBody: JSON.stringify(o.body),
+      }));
+      await tx.query(
+        `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source)
+         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", 'backfill'
+           FROM jsonb_to_recordset($2::jsonb) AS r(topic text, "eventId" text, "rawBody" text)
+         ON CONFLICT (shop, topic, "eventId") DO NOTHING`,
+        [run.shop, JSON.stringify(rows)],
+      );
+    }
+    await tx.query(`UPDATE "BackfillRun" SET "linesDone" = $2, objects = objects + $3, "updatedAt" = now() WHERE id = $1`, [
+      run.id,
+      checkpoint,
+      objects.length,
+    ]);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Admin GraphQL
+// ---------------------------------------------------------------------------
+
+const ADDRESS = "firstName lastName company address1 address2 city province provinceCode zip country countryCodeV2 phone";
+const MONEY = "shopMoney { amount currencyCode }";
+
+/** The bulk query of a kind (fields read by convert.ts). */
+export function bulkQuery(kind: BackfillKind, ordersSince: Date | null): string {
+  if (kind === "customers") {
+    return `{ customers { edges { node { id email firstName lastName phone state tags createdAt updatedAt numberOfOrders
+      amountSpent { amount currencyCode } defaultAddress { ${ADDRESS} }
+      emailMarketingConsent { marketingState marketingOptInLevel consentUpdatedAt } } } } }`;
+  }
+  if (kind === "products") {
+    return `{ products { edges { node { id title handle descriptionHtml vendor productType status tags publishedAt createdAt updatedAt
+      featuredImage { url } variants { edges { node { id sku barcode price title selectedOptions { value } } } } } } } }`;
+  }
+  const filter = ordersSince ? `(query: "created_at:>='${ordersSince.toISOString()}'")` : "";
+  return `{ orders${filter} { edges { node { id name email phone createdAt updatedAt processedAt cancelledAt closedAt currencyCode
+    displayFinancialStatus displayFulfillmentStatus statusPageUrl test tags
+    totalPriceSet { ${MONEY} } subtotalPriceSet { ${MONEY} } totalTaxSet { ${MONEY} } totalDiscountsSet { ${MONEY} }
+    totalShippingPriceSet { ${MONEY} } customer { id email } billingAddress { ${ADDRESS} } shippingAddress { ${ADDRESS} }
+    lineItems { edges { node { id name title sku vendor quantity originalUnitPriceSet { ${MONEY} } product { id } variant { id } } } } } } } }`;
+}
+
+const RUN_BULK = `#graphql
+  mutation RunBulk($query: String!) {
+    bulkOperationRunQuery(query: $query) { bulkOperation { id status } userErrors { field message } }
+  }`;
+
+const READ_BULK = `#graphql
+  query ReadBulk($id: ID!) {
+    node(id: $id) { ... on BulkOperation { id status errorCode objectCount url } }
+  }`;
+
+const runBulkAnswer = z.object({
+  data: z.object({
+    bulkOperationRunQuery: z.object({
+      bulkOperation: z.object({ id: z.string() }).nullable(),
+      userErrors: z.array(z.object({ message: z.string() })),
+    }),
+  }),
+});
+
+const readBulkAnswer = z.object({
+  data: z.object({
+    node: z.object({
+      status: z.string(),
+      errorCode: z.string().nullish(),
+      objectCount: z.union([z.string(), z.number()]).nullish(),
+      url: z.string().nullish(),
+    }),
+  }),
+});
+
+async function adminGraphql(shop: string, query: string, variables: Record<string, unknown>): Promise<unknown> {
+  const { admin } = await unauthenticated.admin(shop);
+  const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
+  return response.json();
+}
+
+async function submitBulkQuery(shop: string, query: string): Promise<string> {
+  const answer = runBulkAnswer.parse(await adminGraphql(shop, RUN_BULK, { query }));
+  const result = answer.data.bulkOperationRunQuery;
+  if (!result.bulkOperation) throw new Error(`Shopify refused the export: ${result.userErrors.map((e) => e.message).join("; ")}`);
+  return result.bulkOperation.id;
+}
+
+async function readBulkOperation(shop: string, id: string) {
+  const answer = readBulkAnswer.parse(await adminGraphql(shop, READ_BULK, { id }));
+  return { ...answer.data.node, url: answer.data.node.url ?? null, objectCount: answer.data.node.objectCount ?? null };
+}

@@ -1,0 +1,197 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { FakeAdmin } from "./fake-admin";
+
+/**
+ * A generated store behind the fake Admin's Bulk Operations API: `bulkOperationRunQuery` answers
+ * with an operation that is RUNNING on the first poll and COMPLETED on the next, whose JSONL file
+ * (parents first, each followed by its children with `__parentId`, as Shopify writes it) is served
+ * over HTTP. The data is as messy as real stores: missing emails, other currencies, ids beyond
+ * 2^53, unicode names, drafts, orders without a customer.
+ */
+
+export interface StoreSize {
+  customers: number;
+  products: number;
+  orders: number;
+}
+
+type Line = Record<string, unknown>;
+
+export interface FakeStore {
+  url: string;
+  /** Top-level objects per kind, as exported. */
+  objects: Record<"customers" | "products" | "orders", Line[]>;
+  /** Bulk operations started, by kind. */
+  operations: { id: string; kind: string; polls: number; url: string }[];
+  /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
+  customer(index: number): Line;
+  close(): Promise<void>;
+}
+
+const BIG = 7_000_000_000_000_000_000n; // ids beyond 2^53, exact in the JSONL text
+
+export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7): Promise<FakeStore> {
+  let state = seed;
+  const random = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  const pick = <T,>(items: T[]) => items[Math.floor(random() * items.length)];
+  const at = (daysAgo: number) => new Date(Date.UTC(2026, 10, 1) - daysAgo * 86_400_000).toISOString();
+
+  const customers: Line[] = Array.from({ length: size.customers }, (_, i) => {
+    const id = `gid://shopify/Customer/${BIG + BigInt(i)}`;
+    const consent = pick(["SUBSCRIBED", "NOT_SUBSCRIBED", "UNSUBSCRIBED", "PENDING", null]);
+    return {
+      id,
+      email: i % 17 === 5 ? null : `backfill.${i}@example.com`,
+      firstName: pick(["Zoë", "José", "Ada", "Łukasz", "美咲", null]),
+      lastName: pick(["Nguyễn", "O'Brien", "Smith", null]),
+      phone: i % 3 === 0 ? "+15550100" : null,
+      state: "ENABLED",
+      tags: i % 4 === 0 ? ["vip", "wholesale"] : [],
+      createdAt: at(400 - (i % 300)),
+      updatedAt: at(30 - (i % 30)),
+      numberOfOrders: String(i % 5),
+      amountSpent: { amount: `${(i * 7.5).toFixed(2)}`, currencyCode: pick(["USD", "EUR", "JPY"]) },
+      defaultAddress: i % 2 ? { firstName: "A", lastName: "B", city: "Kraków", country: "Poland", countryCodeV2: "PL", zip: "30-001" } : null,
+      emailMarketingConsent: consent
+        ? { marketingState: consent, marketingOptInLevel: pick(["SINGLE_OPT_IN", "CONFIRMED_OPT_IN", null]), consentUpdatedAt: at(60) }
+        : null,
+    };
+  });
+
+  const products: Line[] = [];
+  const variantsOf = new Map<string, Line[]>();
+  for (let i = 0; i < size.products; i++) {
+    const id = `gid://shopify/Product/${BIG + BigInt(i)}`;
+    products.push({
+      id,
+      title: `Product ${i} — ${pick(["Tee", "Mug", "Café beans"])}`,
+      handle: `product-${i}`,
+      descriptionHtml: "<p>Good &amp; useful</p>",
+      vendor: "Acme",
+      productType: pick(["Apparel", "", null]),
+      status: i % 10 === 3 ? "DRAFT" : "ACTIVE",
+      tags: ["new"],
+      publishedAt: i % 10 === 3 ? null : at(100),
+      createdAt: at(200),
+      updatedAt: at(10),
+      featuredImage: i % 2 ? { url: `https://cdn.example/p${i}.jpg` } : null,
+    });
+    variantsOf.set(
+      id,
+      Array.from({ length: 1 + (i % 3) }, (_, v) => ({
+        id: `gid://shopify/ProductVariant/${BIG + BigInt(i * 10 + v)}`,
+        sku: v === 0 ? `SKU-${i}` : null,
+        barcode: null,
+        price: `${10 + v}.99`,
+        title: `Size ${v}`,
+        selectedOptions: [{ value: `Size ${v}` }],
+        __parentId: id,
+      })),
+    );
+  }
+
+  const orders: Line[] = [];
+  const linesOf = new Map<string, Line[]>();
+  for (let i = 0; i < size.orders; i++) {
+    const id = `gid://shopify/Order/${BIG + BigInt(i)}`;
+    const buyer = size.customers ? customers[i % size.customers] : null;
+    const currency = pick(["USD", "EUR", "JPY"]);
+    const total = currency === "JPY" ? "1500" : "42.50";
+    orders.push({
+      id,
+      name: `#${1000 + i}`,
+      email: i % 11 === 4 ? null : ((buyer?.email as string | null) ?? null),
+      createdAt: at(300 - (i % 300)),
+      updatedAt: at(5),
+      processedAt: at(300 - (i % 300)),
+      cancelledAt: i % 13 === 0 ? at(2) : null,
+      closedAt: null,
+      currencyCode: currency,
+      displayFinancialStatus: pick(["PAID", "PARTIALLY_REFUNDED", "PENDING", "REFUNDED"]),
+      displayFulfillmentStatus: pick(["FULFILLED", "UNFULFILLED", "PARTIALLY_FULFILLED"]),
+      totalPriceSet: { shopMoney: { amount: total, currencyCode: currency } },
+      subtotalPriceSet: { shopMoney: { amount: total, currencyCode: currency } },
+      totalTaxSet: { shopMoney: { amount: "0.00", currencyCode: currency } },
+      totalDiscountsSet: { shopMoney: { amount: "0.00", currencyCode: currency } },
+      totalShippingPriceSet: { shopMoney: { amount: "0.00", currencyCode: currency } },
+      statusPageUrl: null,
+      test: false,
+      tags: [],
+      customer: i % 11 === 4 || !buyer ? null : { id: buyer.id, email: buyer.email },
+      billingAddress: null,
+      shippingAddress: null,
+    });
+    linesOf.set(id, [
+      {
+        id: `gid://shopify/LineItem/${BIG + BigInt(i)}`,
+        name: "Tee - M",
+        title: "Tee",
+        sku: "TEE-M",
+        vendor: "Acme",
+        quantity: 1 + (i % 2),
+        originalUnitPriceSet: { shopMoney: { amount: currency === "JPY" ? "1500" : "21.25", currencyCode: currency } },
+        product: { id: `gid://shopify/Product/${BIG}` },
+        variant: { id: `gid://shopify/ProductVariant/${BIG}` },
+        __parentId: id,
+      },
+    ]);
+  }
+
+  const objects = { customers, products, orders };
+  const children: Record<string, Map<string, Line[]>> = { products: variantsOf, orders: linesOf };
+  const files = new Map<string, string>();
+  const operations: FakeStore["operations"] = [];
+
+  const server: Server = createServer((req, res) => {
+    const file = files.get(req.url ?? "");
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/jsonl" });
+    res.end(file);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  server.unref();
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const kindOfQuery = (query: string) => (query.includes("customers") ? "customers" : query.includes("products") ? "products" : "orders");
+  // Ids are written into the JSONL text as Shopify writes them; JSON.stringify is exact for strings.
+  const jsonl = (kind: keyof typeof objects) =>
+    objects[kind]
+      .flatMap((o) => [JSON.stringify(o), ...(children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c))])
+      .join("\n") + "\n";
+
+  admin.onGraphql("bulkOperationRunQuery", (_q, variables) => {
+    const kind = kindOfQuery(String(variables.query ?? ""));
+    const id = `gid://shopify/BulkOperation/${operations.length + 1}`;
+    const path = `/bulk/${operations.length + 1}.jsonl`;
+    files.set(path, jsonl(kind));
+    operations.push({ id, kind, polls: 0, url: base + path });
+    return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
+  });
+  admin.onGraphql("ReadBulk", (_q, variables) => {
+    const op = operations.find((o) => o.id === variables.id);
+    if (!op) return { node: null };
+    op.polls++;
+    const count = objects[op.kind as keyof typeof objects].length;
+    if (op.polls === 1) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
+    return { node: { id: op.id, status: "COMPLETED", errorCode: null, objectCount: String(count), url: count ? op.url : null } };
+  });
+
+  return {
+    url: base,
+    objects,
+    operations,
+    customer: (index) => customers[index],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
