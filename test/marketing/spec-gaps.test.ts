@@ -173,3 +173,19 @@ describe("rules the spec does not make", () => {
     expect((await failure(c.people.upsert({ id: 999_998, source: "shopify" }))).kind).toBe("person_not_found");
   });
 });
+
+describe("independence", () => {
+  it("the emulator imports nothing from app/ (it answers to the spec alone)", async () => {
+    const { readdir, readFile } = await import("node:fs/promises");
+    const dir = new URL("../../dev/emulator/", import.meta.url);
+    const offenders: string[] = [];
+    for (const name of await readdir(dir)) {
+      if (!name.endsWith(".ts")) continue;
+      const text = await readFile(new URL(name, dir), "utf8");
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
+        if (/(^|\/)app\/|^~\//.test(m[1]!)) offenders.push(`${name}: ${m[1]}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});
