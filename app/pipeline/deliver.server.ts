@@ -1,7 +1,7 @@
 import { database } from "../db.server";
 import { logger } from "../logger.server";
 import type { MarketingClient } from "../services/marketing/client.server";
-import { isMarketingServiceError, type MarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError, isPermanentRefusalForPerson, type MarketingServiceError } from "../services/marketing/errors";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { pauseShop, serviceClientFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
@@ -250,9 +250,7 @@ function retryOrDie(
  * help and replaying would not either, so such a refusal is recorded and not retried.
  */
 function isRefusalForUnreachablePerson(call: ServiceCall, error: MarketingServiceError): boolean {
-  if (call.op !== "person.upsert" || error.kind !== "validation") return false;
-  const text = JSON.stringify(error.errors ?? {}) + error.message;
-  return /blocked|bounce/i.test(text);
+  return call.op === "person.upsert" && isPermanentRefusalForPerson(error);
 }
 
 /** Right before a cart/abandoned goes out: was the checkout bought meanwhile? */

@@ -3,14 +3,16 @@
  * (docs/marketing-service-interface.md). Transport, faults and
  * request recording live in server.ts; this file is pure state + handlers.
  *
- * Validation here is written from the spec independently of the client's zod
- * schemas on purpose: the emulator must be able to disagree with the client.
- * Only the "not shown" decisions are shared, through app/services/marketing/policy.
+ * Written from the spec alone: nothing is imported from app/ (no shared schemas,
+ * messages or policy), so the contract tests compare the client with the spec's
+ * reading here, not with itself. Where the spec is silent the emulator is
+ * permissive; its choices are in ./decisions.ts.
  */
 import { randomUUID } from "node:crypto";
 import {
   DEFAULT_SENDING_LIMIT,
   ELIGIBILITY_FAILURE_STATUS,
+  EMAIL_RE,
   INACTIVE_DEFAULT_DETAILS,
   MESSAGES,
   NOT_FOUND_STATUS,
@@ -22,7 +24,7 @@ import {
   UNDELETABLE_CAMPAIGN_STATUSES,
   typedEventName,
   verifiedDomainsFor,
-} from "../../app/services/marketing/policy";
+} from "./decisions";
 
 // ---------------------------------------------------------------------------
 // Records
@@ -75,6 +77,8 @@ export interface StoredEvent {
   properties: Record<string, unknown>;
   timestamp: number;
   silent: boolean;
+  /** the request's top-level `source` (kept beside the properties, not inside them) */
+  source?: string;
   handle: { email?: string; referenceId?: string; uuid?: string };
 }
 
@@ -104,7 +108,7 @@ export interface TemplateRec {
   name: string;
   description: string;
   createdAt: string;
-  subject: string;
+  /** the email content a campaign created from it starts with (§3.1 "template content copied") */
   content: string;
 }
 
@@ -136,8 +140,8 @@ export interface BehaviourFaults {
   inactiveAccount?: boolean;
   /** treat every key as a content-site plugin key */
   pluginKey?: boolean;
-  /** send/schedule eligibility check fails (policy.ELIGIBILITY_FAILURE_STATUS) */
-  eligibilityCheckFails?: boolean;
+  /** send/schedule eligibility check fails: message asks to retry; status 422 unless given (§7 shows none) */
+  eligibilityCheckFails?: boolean | { status?: number };
   /** send/schedule fails for an unspecified reason (422 errors.campaign) */
   sendFails?: boolean;
   /** test-send could not be delivered (422 errors.testSend) */
@@ -177,7 +181,6 @@ export interface CreateAccountOptions {
 // Helpers
 // ---------------------------------------------------------------------------
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_OFFSET_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const YMD_RE = /^\d{4}-\d{2}-\d{2}$/;
@@ -328,7 +331,7 @@ export class ServiceState {
       ["Monthly newsletter", "Three stories and a call to action"],
     ] as const) {
       const id = `tpl-${this.seq.template++}`;
-      this.templates.push({ id, accountId, published: false, name, description, createdAt: isoNow(), subject: name, content: `<h1>${name}</h1>` });
+      this.templates.push({ id, accountId, published: false, name, description, createdAt: isoNow(), content: `<h1>${name}</h1>` });
     }
   }
 
@@ -340,7 +343,7 @@ export class ServiceState {
       ["Shared: Draft (unpublished)", false],
     ] as const) {
       const id = `tpl-${this.seq.template++}`;
-      this.templates.push({ id, accountId: null, published, name, description: `${name} template`, createdAt: isoNow(), subject: name, content: `<h1>${name}</h1>` });
+      this.templates.push({ id, accountId: null, published, name, description: `${name} template`, createdAt: isoNow(), content: `<h1>${name}</h1>` });
     }
   }
 
@@ -394,7 +397,7 @@ export class ServiceState {
     }
   }
 
-  private storeEvent(acc: AccountRec, person: PersonRec | null, event: string, properties: Record<string, unknown>, silent: boolean, handle: StoredEvent["handle"]) {
+  private storeEvent(acc: AccountRec, person: PersonRec | null, event: string, properties: Record<string, unknown>, silent: boolean, handle: StoredEvent["handle"], source?: string) {
     const rec: StoredEvent = {
       id: randomUUID(),
       accountId: acc.id,
@@ -403,6 +406,7 @@ export class ServiceState {
       properties,
       timestamp: nowSec(),
       silent,
+      source,
       handle,
     };
     (person ? this.events : this.unattachedEvents).push(rec);
@@ -627,7 +631,6 @@ export class ServiceState {
     if (emailChange !== undefined && (typeof emailChange !== "string" || !EMAIL_RE.test(emailChange))) addErr(errors, "emailChange", "The email change must be a valid email address.");
     if (typeof source !== "string" || source === "") addErr(errors, "source", "The source field is required.");
     if (customFields !== undefined && !isObj(customFields)) addErr(errors, "customFields", "The custom fields must be an object.");
-    if (isObj(customFields) && "source" in customFields) addErr(errors, "customFields.source", "The source custom field is set from the top-level source field.");
     if (tags !== undefined && (!isObj(tags) || Object.values(tags).some((v) => typeof v !== "boolean"))) addErr(errors, "tags", "The tags must map names to booleans.");
     if (series !== undefined && (!isObj(series) || Object.values(series).some((v) => typeof v !== "boolean"))) addErr(errors, "series", "The series must map ids to booleans.");
     if (isObj(series)) for (const sid of Object.keys(series)) if (!acc.series.has(sid)) addErr(errors, `series.${sid}`, `The series ${sid} does not exist.`);
@@ -642,8 +645,12 @@ export class ServiceState {
     if (statusDetails !== undefined && !["confirmed", "unconfirmed", "unsubscribed"].includes(statusDetails as string)) addErr(errors, "statusDetails", "The selected status details is invalid.");
     if (Object.keys(errors).length) return invalid(errors, acc.id);
 
-    let person = id !== undefined ? this.findPerson(acc.id, String(id)) : this.findPerson(acc.id, email as string);
-    if (!person && (id !== undefined || emailChange !== undefined)) return notFound(MESSAGES.personNotFound, acc.id);
+    // An unknown id with an email: not shown; permissive: the email identifies (update or create).
+    // An unknown id alone leaves nothing to create a person from.
+    let person =
+      (id !== undefined ? this.findPerson(acc.id, String(id)) : undefined) ??
+      (typeof email === "string" && email !== "" ? this.findPerson(acc.id, email) : undefined);
+    if (!person && (emailChange !== undefined || typeof email !== "string" || email === "")) return notFound(MESSAGES.personNotFound, acc.id);
     if (emailChange !== undefined) {
       const clash = this.findPerson(acc.id, emailChange as string);
       if (clash && clash !== person) return invalid({ emailChange: ["The email change has already been taken."] }, acc.id);
@@ -654,9 +661,12 @@ export class ServiceState {
       (statusDetails as StatusDetails | undefined) ??
       (status === "active" ? "confirmed" : status === "inactive" ? INACTIVE_DEFAULT_DETAILS : undefined);
 
-    if (person && requested !== undefined && requested !== person.statusDetails) {
-      if (person.statusDetails === "blocked") return invalid({ status: ["The status of a blocked person cannot be changed."] }, acc.id);
-      if (person.hardBounced && requested === "confirmed") return invalid({ status: ["A hard-bounced person cannot be set to active."] }, acc.id);
+    // §3.2: `active` cannot be set on a blocked or hard-bounced person. Other values on a blocked
+    // person: not shown; permissive: accepted, and the person stays blocked (only the service sets
+    // or lifts `blocked`).
+    if (person && requested === "confirmed" && (person.statusDetails === "blocked" || person.hardBounced)) {
+      const why = person.statusDetails === "blocked" ? "blocked" : "hard-bounced";
+      return invalid({ status: [`A ${why} person cannot be set to active.`] }, acc.id);
     }
 
     const created = !person;
@@ -666,12 +676,15 @@ export class ServiceState {
       else if (requested === "unsubscribed") person.statusDetails = "unsubscribed";
       else this.applyDefaultOptIn(acc, person); // double opt-in applies: a requested "confirmed" is not honoured
       if (!acc.doubleOptIn && skipDoubleOptIn !== true && requested) person.statusDetails = requested;
-    } else if (requested !== undefined) {
+    } else if (requested !== undefined && person.statusDetails !== "blocked") {
       person.statusDetails = requested;
     }
     if (emailChange !== undefined) person.email = emailChange as string;
     if (isObj(customFields)) {
+      // §2.2: `source` is reserved and filled from the top-level field; §4.1: the two collide.
+      // Permissive: the request is accepted and customFields.source is ignored.
       for (const [k, v] of Object.entries(customFields)) {
+        if (k === "source") continue;
         if (v === null) delete person.customFields[k];
         else person.customFields[k] = v;
       }
@@ -695,7 +708,7 @@ export class ServiceState {
       this.eventUuids.set(eventUuid, { accountId: acc.id, personId: person.id });
       for (const e of events as Record<string, unknown>[]) {
         const { eventName, ...properties } = e;
-        this.storeEvent(acc, person, eventName as string, properties, false, { email: person.email });
+        this.storeEvent(acc, person, eventName as string, properties, false, { email: person.email }, source as string);
       }
     }
     return ok(created ? SUCCESS_STATUS.personCreated : SUCCESS_STATUS.personUpdated, { data: this.serializePerson(person, "full", eventUuid) }, acc.id);
@@ -725,11 +738,12 @@ export class ServiceState {
     if ((type === "customer" || type === "user") && body.is_contact === true) {
       person = this.syncContact(acc, type, body, person);
     }
-    const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !["email", "referenceId", "uuid", "silent", "test"].includes(k)));
+    // Stored properties are the event's own data: the common fields of §4.5 (source included) are not
+    // added to them; `source` is kept on the stored record.
+    const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !["email", "referenceId", "uuid", "source", "silent", "test"].includes(k)));
     const name = type ? typedEventName(type, action!) : (body.eventName as string);
     const properties = type ? rest : isObj(body.properties) ? { ...body.properties } : {};
-    if (!type) (properties as Record<string, unknown>).source ??= body.source;
-    this.storeEvent(acc, person ?? null, name, properties, body.silent === true, handle);
+    this.storeEvent(acc, person ?? null, name, properties, body.silent === true, handle, body.source as string);
     return ok(SUCCESS_STATUS.event, { success: true, timestamp }, acc.id);
   }
 
@@ -807,7 +821,7 @@ export class ServiceState {
       accountId: acc.id,
       name: (body.name as string).trim(),
       status: "draft",
-      subject: template?.subject ?? "",
+      subject: "", // §2.5: a template has no subject; §3.1 copies its content only
       previewText: "",
       sender: { name: acc.company, email: acc.email },
       replyTo: { name: acc.company, email: acc.email },
@@ -913,8 +927,10 @@ export class ServiceState {
     if (!c.builderReviewed && body.force !== true) {
       return invalid({ review: ["The campaign has not been reviewed in the email builder. Review it or pass force: true."] }, acc.id, { links });
     }
-    if (this.behaviour.eligibilityCheckFails) {
-      return { status: ELIGIBILITY_FAILURE_STATUS, body: { message: MESSAGES.eligibility, status_code: ELIGIBILITY_FAILURE_STATUS }, accountId: acc.id };
+    const eligibility = this.behaviour.eligibilityCheckFails;
+    if (eligibility) {
+      const status = (typeof eligibility === "object" && eligibility.status) || ELIGIBILITY_FAILURE_STATUS;
+      return { status, body: { message: MESSAGES.eligibility, status_code: status }, accountId: acc.id };
     }
     if (acc.upgradeRequired) {
       return invalid({ send: ["Your plan must be upgraded to send this campaign."] }, acc.id, {

@@ -15,7 +15,8 @@ describe("POST /api/campaigns, clone, GET, PUT, DELETE", () => {
   it("creates a draft (full form) and copies template content", async () => {
     const { campaign } = await draftWithContent();
     expect(campaign).toMatchObject({ name: "Spring sale", status: "draft", builderReviewed: false, scheduledAt: null, sentAt: null });
-    expect(campaign.subject).toBe("Welcome email");
+    // §2.5: a template has no subject, and §3.1 copies only its content
+    expect(campaign.subject).toBe("");
     expect(campaign.sender).toEqual({ name: "Default Shop", email: "owner@default-shop.example" });
     expect(campaign.links?.campaignUrl).toContain(`/campaigns/${campaign.id}`);
     expect(h.emu.requests.at(-1)?.status).toBe(201);
@@ -64,20 +65,23 @@ describe("POST /api/campaigns, clone, GET, PUT, DELETE", () => {
     expect((await failure(c.campaigns.update(999, { name: "x" }))).kind).toBe("campaign_not_found");
   });
 
-  it("deletes a draft (no body); refuses while sending or preparing (422 status); unknown → not found", async () => {
+  it("deletes a draft (no body); refuses while sending (422 status), allows preparing (not shown: permissive); unknown → not found", async () => {
     const { c, campaign } = await draftWithContent();
     await expect(c.campaigns.delete(campaign.id)).resolves.toBeUndefined();
     expect((await failure(c.campaigns.get(campaign.id))).kind).toBe("campaign_not_found");
 
     const { campaign: live } = await draftWithContent("Live");
     await c.campaigns.send(live.id, { force: true }); // preparing
-    const prep = await failure(c.campaigns.delete(live.id));
-    expect(prep).toMatchObject({ kind: "validation", status: 422 });
     h.emu.advanceCampaign(live.id, "sending");
+    const sending = await failure(c.campaigns.delete(live.id));
+    expect(sending).toMatchObject({ kind: "validation", status: 422 });
     expect(Object.keys((await failure(c.campaigns.delete(live.id))).errors!)).toEqual(["status"]);
     h.emu.advanceCampaign(live.id, "sent");
     await c.campaigns.delete(live.id);
     expect((await failure(c.campaigns.delete(live.id))).kind).toBe("campaign_not_found");
+    const { campaign: prep } = await draftWithContent("Preparing");
+    await c.campaigns.send(prep.id, { force: true });
+    await expect(c.campaigns.delete(prep.id)).resolves.toBeUndefined();
   });
 });
 
@@ -161,24 +165,37 @@ describe("send / schedule (§3.1) and their §7 errors", () => {
     expect(e.upgrade).toMatchObject({ level: "pro", levelName: "Pro", monthlyAmount: 49 });
   });
 
-  it("send failing for an unspecified reason → validation on errors.campaign asking to retry", async () => {
+  it("send/schedule failing for an unspecified reason (422 errors.campaign asking to retry) → retry_later, retryable", async () => {
     const { c, campaign } = await draftWithContent();
     h.emu.setFaults({ sendFails: true });
     const e = await failure(c.campaigns.send(campaign.id, { force: true }));
-    expect(e.kind).toBe("validation");
-    expect(e.message).toMatch(/try again/i);
+    expect(e).toMatchObject({ kind: "retry_later", retryable: true, status: 422 });
+    expect(e.message).toMatch(/retry/i);
+    expect(e.errors).toHaveProperty("campaign");
+    const s = await failure(c.campaigns.schedule(campaign.id, { scheduledAt: inAnHour(), force: true }));
+    expect(s).toMatchObject({ kind: "retry_later", retryable: true });
+  });
+
+  it("a campaign without email content stays a permanent errors.campaign refusal", async () => {
+    const c = h.client();
+    const bare = await c.campaigns.create({ name: "Bare" });
+    const e = await failure(c.campaigns.send(bare.id, { force: true }));
+    expect(e).toMatchObject({ kind: "validation", retryable: false });
     expect(e.errors).toHaveProperty("campaign");
   });
 
-  it("eligibility check failure → transient server_error, and the mutation is not retried automatically", async () => {
-    const { c, campaign } = await draftWithContent();
-    h.emu.setFaults({ eligibilityCheckFails: true });
-    const before = h.emu.requests.length;
-    const e = await failure(c.campaigns.send(campaign.id, { force: true }));
-    expect(e).toMatchObject({ kind: "server_error", retryable: true, status: 503 });
-    expect(e.message).toMatch(/try again/i);
-    expect(h.emu.requests.length - before).toBe(1);
-  });
+  it.each([422, 503, 409])(
+    "eligibility check failure answered %i → recognised by its message asking to retry; the mutation is not retried automatically",
+    async (status) => {
+      const { c, campaign } = await draftWithContent();
+      h.emu.setFaults({ eligibilityCheckFails: { status } });
+      const before = h.emu.requests.length;
+      const e = await failure(c.campaigns.send(campaign.id, { force: true }));
+      expect(e).toMatchObject({ kind: status >= 500 ? "server_error" : "retry_later", retryable: true, status });
+      expect(e.message).toMatch(/retry/i);
+      expect(h.emu.requests.length - before).toBe(1);
+    },
+  );
 
   it("send/schedule on a non-draft → validation on errors.status", async () => {
     const { c, campaign } = await draftWithContent();

@@ -16,7 +16,9 @@ describe("POST /api/events (custom)", () => {
     expect(r.success).toBe(true);
     expect(Math.abs(r.timestamp - Date.now() / 1000)).toBeLessThan(60);
     const stored = (await h.client().people.events(email)).data;
-    expect(stored).toEqual([{ timestamp: expect.any(Number), event: "wishlist_added", properties: { sku: "A1", source: "shopify" } }]);
+    expect(stored).toEqual([{ timestamp: expect.any(Number), event: "wishlist_added", properties: { sku: "A1" } }]);
+    // §4.5: `source` is a common field, not one of the event's properties
+    expect(h.emu.personEvents(email)[0]).toMatchObject({ source: "shopify", properties: { sku: "A1" } });
     expect(h.emu.automations.map((a) => [a.event, a.email])).toEqual([["wishlist_added", email]]);
   });
 

@@ -145,7 +145,9 @@ describeEachDatabase("delivery pipeline", (database) => {
   it("records a refusal for a blocked person instead of retrying it", async () => {
     const shop = newShop();
     await h.connect(shop);
-    const body = customerBody({ consent: "subscribed" });
+    // §3.2: `active` cannot be set on a blocked person (trusting Shopify's opt-in sends `active`)
+    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { optInMode: "trust_shopify" } } });
+    const body = customerBody({ consent: "unsubscribed" });
     await h.send({ topic: "customers/create", shop, body });
     h.startWorkers();
     await h.settle();
@@ -153,7 +155,7 @@ describeEachDatabase("delivery pipeline", (database) => {
     await h.send({
       topic: "customers/update",
       shop,
-      body: { ...body, updated_at: "2026-05-01T00:00:00Z", email_marketing_consent: { state: "unsubscribed", opt_in_level: "single_opt_in", consent_updated_at: "2026-05-01T00:00:00Z" } },
+      body: { ...body, updated_at: "2026-05-01T00:00:00Z", email_marketing_consent: { state: "subscribed", opt_in_level: "single_opt_in", consent_updated_at: "2026-05-01T00:00:00Z" } },
     });
     await h.settle();
     const refused = await h.app.db.prisma.outboundCall.findMany({ where: { shop, status: "refused" } });

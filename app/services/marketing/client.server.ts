@@ -4,7 +4,8 @@
  * Every request is validated locally with ./schemas before it is sent (a bad
  * call throws MarketingServiceError kind "validation", status 0, local true,
  * with the field named). Every response is parsed with the lenient response
- * schemas. Errors follow ./errors; the "not shown" choices live in ./policy.
+ * schemas. Errors follow ./errors; the transport choices where the spec is
+ * silent live in ./policy (README.md lists every spec gap and the choice made).
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { request as sendHttp, type Dispatcher } from "undici";

@@ -20,6 +20,8 @@ export const MARKETING_ERROR_KINDS = [
   "scheduled_at_invalid",
   "test_send_recipient_rejected",
   "rate_limited",
+  /** §7: the service asks to retry (eligibility check failed, send/schedule failed for an unspecified reason), whatever the status */
+  "retry_later",
   "server_error",
   "timeout",
   "network",
@@ -41,6 +43,7 @@ const RETRYABLE: Record<MarketingErrorKind, boolean> = {
   scheduled_at_invalid: false,
   test_send_recipient_rejected: false,
   rate_limited: true,
+  retry_later: true,
   server_error: true,
   timeout: true,
   network: true,
@@ -133,6 +136,7 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   return Math.max(0, at - now);
 }
 
+const ASKS_TO_RETRY = /\b(re-?try|try again)\b/i;
 const EMAIL_IN_TEXT = /[^\s"'<>(),;:]+@[^\s"'<>(),;:]+\.[^\s"'<>(),;:]+/g;
 
 export interface HttpFailure {
@@ -146,8 +150,7 @@ export interface HttpFailure {
 
 /** Maps an HTTP error response to a MarketingServiceError (spec §7). Message wins over status. */
 export function classifyHttpError({ status, body, retryAfter, method, path }: HttpFailure): MarketingServiceError {
-  const parsed = errorBodySchema.safeParse(body);
-  const b: Partial<ErrorBody> = parsed.success ? parsed.data : {};
+  const b: ErrorBody = errorBodySchema.parse(body);
   const rawMessage = (b.message ?? "").trim();
   const message = rawMessage || `HTTP ${status}`;
   const base = { status, body, method, path, errors: b.errors, links: b.links, upgrade: b.upgrade };
@@ -174,9 +177,25 @@ export function classifyHttpError({ status, body, retryAfter, method, path }: Ht
       .flatMap(([, v]) => v);
     const named = recipientMessages.flatMap((m) => m.match(EMAIL_IN_TEXT) ?? []);
     if (named.length) return make("test_send_recipient_rejected", { rejectedRecipients: [...new Set(named)] });
-    if (status < 500) return make("validation");
   }
+  // §7 states no status for the eligibility failure and a 422 for "send/schedule failed": both are
+  // recognised by their message asking to retry (on its own or in errors.campaign).
+  if (status < 500 && [rawMessage, ...(errors?.campaign ?? [])].some((m) => ASKS_TO_RETRY.test(m))) return make("retry_later");
+  if (errors && status < 500) return make("validation");
   if (status === 422) return make("validation");
   if (status >= 500) return make("server_error");
   return make("client_error");
+}
+
+/**
+ * §3.2: `active` cannot be set on a blocked or hard-bounced person; retrying or replaying cannot
+ * change that. The spec shows neither the status nor the text of this refusal, so it is recognised
+ * by shape, not wording: the service (not local validation) refusing POST /api/people on `status`
+ * or `statusDetails`. The client checks both fields' values before sending, so a service refusal
+ * on them is about the person.
+ */
+export function isPermanentRefusalForPerson(error: MarketingServiceError): boolean {
+  if (error.kind !== "validation" || error.local) return false;
+  if (error.method !== "POST" || error.path?.replace(/\/+$/, "") !== "/api/people") return false;
+  return Object.keys(error.errors ?? {}).some((field) => field === "status" || field === "statusDetails");
 }

@@ -4,8 +4,10 @@
  *
  * Requests are strict: unknown keys are rejected and every rule of the spec is
  * checked, so a bad call fails locally with the field named in the issue path.
- * Request schemas have no transforms, so `z.input` equals `z.infer` and
- * mappers can build the types directly.
+ * Where the spec asks for less than a tidy value, the schema normalises rather
+ * than refuses (timestamps → full ISO 8601, currencies → upper case,
+ * customFields.source dropped). Every transform maps a type to itself, so
+ * `z.input` and `z.infer` have the same shape and mappers build the types directly.
  *
  * Responses are lenient: unknown fields pass through, ids that arrive as
  * strings are normalised to numbers, `tags: null` becomes `[]`, PHP-style
@@ -23,14 +25,73 @@ export const mixedSchema = z.union([z.string().min(1), z.number()], {
 });
 export type Mixed = z.infer<typeof mixedSchema>;
 
-/** An email address as the service and §8 accept it (≤254 chars). */
-export const emailSchema = z.email().max(254);
+// The spec says only "email address". Real shoppers have addresses such as `a&b@shop.com`,
+// `a=b@x.com` or `jörg@x.de`, which zod's default (ASCII, no &/=) refuses; so the rule is written
+// out: it refuses only what is clearly not an address (no or several @, spaces, empty or dotted-out
+// local part, a domain without a dot or with an empty label).
+const LOCAL_PART = /^(?!\.)(?!.*\.\.)[^\s@"(),:;<>[\]\\\p{Cc}]{1,64}(?<!\.)$/u;
+const DOMAIN_LABEL = /^(?!-)[\p{L}\p{M}\p{N}-]{1,63}(?<!-)$/u;
 
-/** ISO 8601 datetime with an explicit offset (`Z` or ±hh:mm). */
+/** True for anything a mail system could take as an address (see the rule above). */
+export function isEmailAddress(value: string): boolean {
+  if (value.length > 254) return false;
+  const at = value.lastIndexOf("@");
+  if (at < 1) return false;
+  const labels = value.slice(at + 1).split(".");
+  return (
+    LOCAL_PART.test(value.slice(0, at)) &&
+    labels.length >= 2 &&
+    labels.every((l) => DOMAIN_LABEL.test(l)) &&
+    !/^\d+$/.test(labels[labels.length - 1]!)
+  );
+}
+
+/** An email address as the service and §8 accept it (≤254 chars). */
+export const emailSchema = z.string().max(254, { abort: true }).refine(isEmailAddress, "Invalid email address");
+
+/** ISO 8601 datetime with an explicit offset (`Z` or ±hh:mm). Used as is for `scheduledAt`, where §4.2 demands it. */
 export const isoDateTimeSchema = z.iso.datetime({ offset: true });
 
-/** ISO 4217 currency code. */
-export const currencySchema = z.string().regex(/^[A-Z]{3}$/, "Expected a three-letter ISO 4217 currency code");
+const FULL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_LIKE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/**
+ * §4.5 says only "ISO 8601 strings". A full datetime with seconds and an offset is kept as given;
+ * anything else ISO-like (no seconds, no offset, a date alone, `+0200`, a space for `T`) becomes a
+ * full UTC string, reading a missing offset as UTC. Returns null for what is not a date at all.
+ */
+export function normaliseTimestamp(value: string): string | null {
+  const s = value.trim();
+  if (FULL_ISO.test(s) && !Number.isNaN(Date.parse(s))) return s;
+  const m = ISO_LIKE.exec(s);
+  if (!m) return null;
+  const [, y, mo, d, h = "00", mi = "00", sec = "00", frac = "", off] = m;
+  const parts = [y, mo, d, h, mi, sec].map(Number) as [number, number, number, number, number, number];
+  const local = Date.UTC(parts[0], parts[1] - 1, parts[2], parts[3], parts[4], parts[5], Number(frac.padEnd(3, "0").slice(0, 3)));
+  const back = new Date(local);
+  // refuse 2024-02-30, 25:00 and the like instead of letting Date roll them over
+  if (back.getUTCMonth() !== parts[1] - 1 || back.getUTCDate() !== parts[2] || back.getUTCHours() !== parts[3] || back.getUTCMinutes() !== parts[4] || back.getUTCSeconds() !== parts[5]) return null;
+  let offsetMinutes = 0;
+  if (off && off.toUpperCase() !== "Z") {
+    const digits = off.slice(1).replace(":", "");
+    offsetMinutes = (off[0] === "-" ? -1 : 1) * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+  }
+  return new Date(local - offsetMinutes * 60_000).toISOString();
+}
+
+/** Event-body timestamp: normalised by `normaliseTimestamp`, refused only when it is not a date. */
+export const eventTimestampSchema = z.string().transform((value, ctx) => {
+  const normalised = normaliseTimestamp(value);
+  if (normalised === null) {
+    ctx.addIssue({ code: "custom", message: "Expected an ISO 8601 timestamp" });
+    return z.NEVER;
+  }
+  return normalised;
+});
+
+/** ISO 4217 currency code; `usd` and ` eur ` are normalised (the spec does not ask for upper case). */
+export const currencySchema = z.string().trim().toUpperCase().regex(/^[A-Z]{3}$/, "Expected a three-letter ISO 4217 currency code");
 
 /** Y-m-d, and a real calendar date. */
 export const ymdDateSchema = z
@@ -77,7 +138,12 @@ export const personUpsertSchema = z
     email: emailSchema.optional(),
     emailChange: emailSchema.optional(),
     source: z.string().min(1),
-    customFields: z.record(z.string().min(1), customFieldValueSchema).optional(),
+    // §2.2: the reserved custom field `source` is filled from the top-level `source`; §4.1 only says
+    // the two collide. Sending both would leave the service to pick one, so the client drops it.
+    customFields: z
+      .record(z.string().min(1), customFieldValueSchema)
+      .transform(({ source: _reserved, ...fields }) => fields)
+      .optional(),
     tags: z.record(z.string().min(1), z.boolean()).optional(),
     series: z.record(z.string().min(1), z.boolean()).optional(),
     events: z.array(personUpsertEventSchema).optional(),
@@ -92,14 +158,6 @@ export const personUpsertSchema = z
         const message = "The email field is required when id is not present.";
         ctx.addIssue({ code: "custom", path: ["email"], message });
         ctx.addIssue({ code: "custom", path: ["id"], message: "The id field is required when email is not present." });
-      }
-      // The top-level `source` owns customFields.source; sending both is ambiguous.
-      if (v.customFields && Object.prototype.hasOwnProperty.call(v.customFields, "source")) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["customFields", "source"],
-          message: "Use the top-level source field; customFields.source collides with it.",
-        });
       }
       if (v.status && v.statusDetails) {
         const consistent = (v.status === "active") === (v.statusDetails === "confirmed");
@@ -294,7 +352,7 @@ function requirePersonHandle(v: unknown, ctx: z.RefinementCtx): void {
 }
 const always = { when: () => true } as const;
 
-const ts = isoDateTimeSchema.optional();
+const ts = eventTimestampSchema.optional();
 
 export const customEventSchema = z
   .strictObject({
@@ -710,31 +768,43 @@ export const websiteTrackerResponseSchema = z.looseObject({ data: websiteTracker
 export const eventResponseSchema = z.looseObject({ success: z.boolean(), timestamp: z.coerce.number() });
 export type EventResult = z.infer<typeof eventResponseSchema>;
 
+// Error bodies are read field by field: a field of an unexpected shape (`links: null`, an amount
+// sent as "29.00") is dropped on its own and never costs the message, the errors or the kind.
+const lenient = <T extends z.ZodType>(schema: T) => schema.optional().catch(undefined);
+const amountSchema = z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/).transform(Number)]);
+
 export const upgradeSchema = z.looseObject({
-  level: z.string().optional(),
-  levelName: z.string().optional(),
-  monthlyAmount: z.number().optional(),
-  proratedAmount: z.number().optional(),
+  level: lenient(z.string()),
+  levelName: lenient(z.string()),
+  monthlyAmount: lenient(amountSchema),
+  proratedAmount: lenient(amountSchema),
 });
 export type UpgradeInfo = z.infer<typeof upgradeSchema>;
 
 export const errorLinksSchema = z.looseObject({
-  campaignUrl: z.string().optional(),
-  editorUrl: z.string().optional(),
+  campaignUrl: lenient(z.string()),
+  editorUrl: lenient(z.string()),
 });
 export type ErrorLinks = z.infer<typeof errorLinksSchema>;
 
-/** §7 error body. Every field is optional: a not-found body carries only `message`. */
-export const errorBodySchema = z.looseObject({
-  message: z.string().optional(),
-  errors: z
-    .record(z.string(), z.union([z.array(z.string()), z.string()]))
-    .optional()
-    .transform((e) =>
-      e ? Object.fromEntries(Object.entries(e).map(([k, v]) => [k, Array.isArray(v) ? v : [v]])) : undefined,
-    ),
-  status_code: z.coerce.number().optional(),
-  links: errorLinksSchema.optional(),
-  upgrade: upgradeSchema.optional(),
+/** `errors`: field → messages; a single string becomes a one-item list, entries of other shapes are skipped. */
+const errorMessagesSchema = z.record(z.string(), z.unknown()).transform((e) => {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(e)) {
+    const messages = (Array.isArray(v) ? v : [v]).filter((m): m is string => typeof m === "string");
+    if (messages.length) out[k] = messages;
+  }
+  return out;
 });
+
+/** §7 error body. Every field is optional (a not-found body carries only `message`) and parsed on its own. */
+export const errorBodySchema = z
+  .looseObject({
+    message: lenient(z.string()),
+    errors: lenient(errorMessagesSchema),
+    status_code: lenient(z.coerce.number().int()),
+    links: lenient(errorLinksSchema),
+    upgrade: lenient(upgradeSchema),
+  })
+  .catch({});
 export type ErrorBody = z.infer<typeof errorBodySchema>;
