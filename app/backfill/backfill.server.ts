@@ -15,7 +15,6 @@ import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import type { PipelinePolicy } from "../pipeline/policy";
-import { unauthenticated } from "../shopify.server";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 
 export const BACKFILL_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
@@ -352,6 +351,8 @@ const readBulkAnswer = z.object({
 });
 
 async function adminGraphql(shop: string, query: string, variables: Record<string, unknown>): Promise<unknown> {
+  // Loaded on first use: the worker's modules must not configure the Shopify app when imported.
+  const { unauthenticated } = await import("../shopify.server");
   const { admin } = await unauthenticated.admin(shop);
   const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
   return response.json();
