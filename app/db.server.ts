@@ -1,14 +1,16 @@
-import { mkdirSync } from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { config } from "./config.server";
 import { PrismaClient } from "./generated/prisma/client";
 import { applyMigrations, type MigrationResult, type SqlRunner } from "./db/migrate.server";
+import { openPglite } from "./db/pglite.server";
 import { logger } from "./logger.server";
 
-export type DatabaseTarget = { kind: "pglite"; dataDir: string } | { kind: "postgres"; url: string };
+export type DatabaseTarget =
+  /** fsync: flush every commit to disk (default true; see app/db/pglite.server.ts). */
+  | { kind: "pglite"; dataDir: string; fsync?: boolean }
+  | { kind: "postgres"; url: string };
 
 export interface Database {
   kind: DatabaseTarget["kind"];
@@ -20,11 +22,8 @@ export interface Database {
 
 export function openDatabase(target: DatabaseTarget): Database {
   if (target.kind === "pglite") {
-    // "memory://" keeps the database in memory (tests); anything else is a directory.
-    if (!target.dataDir.includes("://")) mkdirSync(target.dataDir, { recursive: true });
-    const pglite = new PGlite(target.dataDir);
-    // Prisma stores DateTime as UTC in "timestamp without time zone"; raw SQL must agree.
-    void pglite.exec("SET TIME ZONE 'UTC'");
+    // Locked to this process; "memory://" (tests) keeps the database in memory, unlocked.
+    const { pglite, lock } = openPglite(target);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const sql: SqlRunner = {
       exec: async (script) => {
@@ -49,9 +48,13 @@ export function openDatabase(target: DatabaseTarget): Database {
       sql,
       migrate: () => applyMigrations(sql),
       close: async () => {
-        await prisma.$disconnect();
-        // The adapter does not close PGlite on $disconnect; without this Node keeps running.
-        if (!pglite.closed) await pglite.close();
+        try {
+          await prisma.$disconnect();
+          // The adapter does not close PGlite on $disconnect; without this Node keeps running.
+          if (!pglite.closed) await pglite.close();
+        } finally {
+          lock?.release();
+        }
       },
     };
   }

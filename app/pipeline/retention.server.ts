@@ -1,23 +1,132 @@
-import { prisma } from "../db.server";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { database } from "../db.server";
+import { PIPELINE_POLICY, type PipelinePolicy } from "./policy";
+import { CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
+import { yieldToWebhooks } from "./webhook-priority.server";
 
-/** Deletes finished deliveries and delivered calls older than the retention period. */
-export async function pruneOldRows(
-  retentionDays: number,
-  now = new Date()
-): Promise<{ deliveries: number; calls: number }> {
-  const before = new Date(now.getTime() - retentionDays * 86_400_000);
-  const calls = await prisma().outboundCall.deleteMany({
-    where: { status: { in: ["delivered", "refused"] }, createdAt: { lt: before } },
+/**
+ * Retention: deletes finished work older than the retention period, in small batches that give
+ * way to webhooks. On PGlite every statement holds the only connection and the JavaScript thread,
+ * so one big DELETE would stall acknowledgements for as long as it runs; on PostgreSQL it would
+ * hold row locks and bloat one transaction. Each batch is one statement that walks an index from
+ * where the last one stopped, so a prune reads each row once however many batches it takes.
+ */
+export const RETENTION_BATCH = {
+  /** Rows examined per statement. */
+  rows: 500,
+  /** …while webhooks are arriving: one batch must stay short next to a 25 ms acknowledgement. */
+  busyRows: 50,
+} as const;
+
+export interface PruneResult {
+  deliveries: number;
+  calls: number;
+  timers: number;
+  completedCheckouts: number;
+  /** statements run */
+  batches: number;
+}
+
+export interface PruneOptions {
+  now?: Date;
+  /** The policy whose batch size yieldToWebhooks shrinks while webhooks arrive. */
+  policy?: PipelinePolicy;
+  rows?: number;
+  busyRows?: number;
+}
+
+type Step = (cursor: string[] | undefined, limit: number) => Promise<{ deleted: number; last: string[] | undefined }>;
+
+/** Deletes finished deliveries, delivered/refused calls, finished timers and old checkouts. */
+export async function pruneOldRows(retentionDays: number, options: PruneOptions | Date = {}): Promise<PruneResult> {
+  const o = options instanceof Date ? { now: options } : options;
+  const before = new Date((o.now ?? new Date()).getTime() - retentionDays * 86_400_000).toISOString();
+  const policy = o.policy ?? PIPELINE_POLICY;
+  const result: PruneResult = { deliveries: 0, calls: 0, timers: 0, completedCheckouts: 0, batches: 0 };
+
+  const run = async (step: Step): Promise<number> => {
+    let cursor: string[] | undefined;
+    let deleted = 0;
+    for (;;) {
+      // A turn of the event loop first: PGlite answers without one, and a request that has
+      // arrived must get the chance to be read and marked in flight before the next batch.
+      await nextTurn();
+      // Waits while a webhook is being recorded; a smaller batch while they keep arriving.
+      const given = await yieldToWebhooks(policy);
+      const busy = given.batchSize < policy.batchSize || given.planBatchSize < policy.planBatchSize;
+      const limit = busy ? (o.busyRows ?? RETENTION_BATCH.busyRows) : (o.rows ?? RETENTION_BATCH.rows);
+      const batch = await step(cursor, limit);
+      result.batches++;
+      deleted += batch.deleted;
+      if (!batch.last) return deleted;
+      cursor = batch.last;
+    }
+  };
+  const sql = database().sql;
+
+  // Calls: ids grow with createdAt, so the walk stops at the first batch with nothing old enough.
+  result.calls = await run(async (cursor, limit) => {
+    const [row] = await sql.query<{ deleted: number; last: string | null; anyOld: boolean | null }>(
+      `WITH batch AS (
+         SELECT id, "createdAt" FROM "OutboundCall" WHERE id > $1::bigint ORDER BY id LIMIT $2
+       ), gone AS (
+         DELETE FROM "OutboundCall" c USING batch b
+          WHERE c.id = b.id AND c.status IN ($3, $4) AND c."createdAt" < $5::timestamp
+         RETURNING 1
+       )
+       SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT max(id)::text FROM batch) AS last,
+              (SELECT bool_or("createdAt" < $5::timestamp) FROM batch) AS "anyOld"`,
+      [cursor?.[0] ?? "0", limit, CALL_STATUS.delivered, CALL_STATUS.refused, before],
+    );
+    return { deleted: row.deleted, last: row.last && row.anyOld ? [row.last] : undefined };
   });
-  // A delivery is kept while any of its calls is (dead letters point back at their delivery).
-  const deliveries = await prisma().$executeRawUnsafe(
-    `DELETE FROM "WebhookDelivery" d WHERE d.status = 'done' AND d."receivedAt" < $1
-       AND NOT EXISTS (SELECT 1 FROM "OutboundCall" c WHERE c."deliveryId" = d.id)`,
-    before
+
+  // Deliveries, along the receivedAt index. One is kept while any of its calls is (dead letters
+  // point back at their delivery).
+  result.deliveries = await run(async (cursor, limit) => {
+    const [row] = await sql.query<{ deleted: number; lastAt: string | null; lastId: string | null }>(
+      `WITH batch AS (
+         SELECT id, "receivedAt" FROM "WebhookDelivery"
+          WHERE "receivedAt" < $3::timestamp AND ("receivedAt", id) > ($1::timestamp, $2)
+          ORDER BY "receivedAt", id LIMIT $4
+       ), gone AS (
+         DELETE FROM "WebhookDelivery" d USING batch b
+          WHERE d.id = b.id AND d.status = $5 AND d."receivedAt" < $3::timestamp
+            AND NOT EXISTS (SELECT 1 FROM "OutboundCall" c WHERE c."deliveryId" = d.id)
+         RETURNING 1
+       ), last AS (SELECT "receivedAt", id FROM batch ORDER BY "receivedAt" DESC, id DESC LIMIT 1)
+       SELECT (SELECT count(*)::int FROM gone) AS deleted,
+              (SELECT to_char("receivedAt", 'YYYY-MM-DD"T"HH24:MI:SS.US') FROM last) AS "lastAt",
+              (SELECT id FROM last) AS "lastId"`,
+      [cursor?.[0] ?? "-infinity", cursor?.[1] ?? "", before, limit, DELIVERY_STATUS.done],
+    );
+    return { deleted: row.deleted, last: row.lastAt && row.lastId !== null ? [row.lastAt, row.lastId] : undefined };
+  });
+
+  // Timers and completed checkouts are one row per checkout: walked along their primary keys.
+  const byPrimaryKey = (table: string, key: [string, string], condition: string, params: unknown[]): Step =>
+    async (cursor, limit) => {
+      const [a, b] = key.map((k) => `"${k}"`);
+      const [row] = await sql.query<{ deleted: number; a: string | null; b: string | null }>(
+        `WITH batch AS (
+           SELECT ${a}, ${b} FROM "${table}" WHERE (${a}, ${b}) > ($1, $2) ORDER BY ${a}, ${b} LIMIT $3
+         ), gone AS (
+           DELETE FROM "${table}" t USING batch x WHERE t.${a} = x.${a} AND t.${b} = x.${b} AND ${condition} RETURNING 1
+         ), last AS (SELECT ${a} AS a, ${b} AS b FROM batch ORDER BY ${a} DESC, ${b} DESC LIMIT 1)
+         SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT a FROM last) AS a, (SELECT b FROM last) AS b`,
+        [cursor?.[0] ?? "", cursor?.[1] ?? "", limit, ...params],
+      );
+      return { deleted: row.deleted, last: row.a !== null && row.b !== null ? [row.a, row.b] : undefined };
+    };
+  result.timers = await run(
+    byPrimaryKey("AbandonmentTimer", ["shop", "checkoutToken"], `t.status IN ($4, $5) AND t."updatedAt" < $6::timestamp`, [
+      TIMER_STATUS.sent,
+      TIMER_STATUS.cancelled,
+      before,
+    ]),
   );
-  await prisma().abandonmentTimer.deleteMany({
-    where: { status: { in: ["sent", "cancelled"] }, updatedAt: { lt: before } },
-  });
-  await prisma().completedCheckout.deleteMany({ where: { completedAt: { lt: before } } });
-  return { deliveries, calls: calls.count };
+  result.completedCheckouts = await run(
+    byPrimaryKey("CompletedCheckout", ["shop", "token"], `t."completedAt" < $4::timestamp`, [before]),
+  );
+  return result;
 }

@@ -2,17 +2,20 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { installDatabase, openDatabase, type Database } from "~/db.server";
-import { PIPELINE_POLICY } from "~/pipeline/policy";
+import { leaseFor, PIPELINE_POLICY } from "~/pipeline/policy";
+import { connectShop } from "~/shops/connection.server";
 import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
+import { createTestDatabase, describeEachDatabase, type DatabaseKind, type TestDatabase } from "../support/database";
+import { applyTestEnv } from "../support/env";
 import { customerBody } from "../support/pipeline";
 import { appProcessEnv, prepareConnectedDataDir, spawnApp, type AppProcess } from "../support/processes";
 import { sendWebhook } from "../support/webhooks";
 
 /**
  * The promise of the pipeline: a webhook answered 200 is never lost. The real server runs as a
- * child process on a PGlite directory, takes a burst of webhooks while delivering to the emulator,
+ * child process on a PGlite directory (and on a PostgreSQL database when TEST_DATABASE_URL is set), takes a burst of webhooks while delivering to the emulator,
  * and is killed with SIGKILL mid-burst, mid-delivery. After a restart on the same directory (and
  * Shopify's retries of what was not acknowledged), every acknowledged customer must reach the
  * service. At-least-once: re-sends of the calls in flight at the crash are counted and bounded.
@@ -20,7 +23,6 @@ import { sendWebhook } from "../support/webhooks";
 
 const TOTAL = 400;
 const CONCURRENCY = 20;
-const SHOP = `crash-${Date.now().toString(36)}.myshopify.com`;
 const RUN = randomUUID().slice(0, 8);
 
 interface Hook {
@@ -36,34 +38,19 @@ interface Hook {
   acked: boolean;
 }
 
-const hooks: Hook[] = Array.from({ length: TOTAL }, (_, index) => {
+const makeHooks = (kind: DatabaseKind): Hook[] => Array.from({ length: TOTAL }, (_, index) => {
   const customerId = String(8_800_000 + index);
-  const email = `crash-${RUN}-${index}@example.com`;
+  const email = `crash-${RUN}-${kind}-${index}@example.com`;
   return {
     index,
     customerId,
     email,
     body: customerBody({ id: customerId, email }),
-    eventId: `evt-crash-${RUN}-${index}`,
-    webhookId: `wh-crash-${RUN}-${index}`,
+    eventId: `evt-crash-${RUN}-${kind}-${index}`,
+    webhookId: `wh-crash-${RUN}-${kind}-${index}`,
     ackedBeforeCrash: false,
     acked: false,
   };
-});
-
-let emulator: Emulator | undefined;
-let app: AppProcess | undefined;
-let prepDb: Database | undefined;
-const dataDir = mkdtempSync(path.join(tmpdir(), "ms-crash-"));
-
-afterAll(async () => {
-  await app?.crash();
-  if (prepDb) {
-    installDatabase(undefined);
-    await prepDb.close().catch(() => undefined);
-  }
-  await emulator?.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,10 +77,6 @@ function tally(requests: RecordedRequest[], keyOf: (r: RecordedRequest) => strin
 const upsertEmail = (r: RecordedRequest) => String((r.body as { email?: unknown }).email).toLowerCase();
 const eventCustomerId = (r: RecordedRequest) => String((r.body as { id?: unknown }).id);
 
-function childEnv(emulatorUrl: string): Record<string, string> {
-  return appProcessEnv({ dataDir, marketingApiUrl: emulatorUrl });
-}
-
 interface Burst {
   /** requests sent and not answered yet */
   readonly inFlight: number;
@@ -104,7 +87,7 @@ interface Burst {
 }
 
 /** Sends `batch` with `concurrency` senders; `gate` may hold a sender before each send. */
-function sendAll(url: string, batch: Hook[], onAck: (h: Hook) => void, gate: () => Promise<void> = async () => {}): Burst {
+function sendAll(url: string, shop: string, batch: Hook[], onAck: (h: Hook) => void, gate: () => Promise<void> = async () => {}): Burst {
   const failed: Hook[] = [];
   let next = 0;
   let inFlight = 0;
@@ -118,7 +101,7 @@ function sendAll(url: string, batch: Hook[], onAck: (h: Hook) => void, gate: () 
       try {
         const res = await sendWebhook(url, {
           topic: "customers/create",
-          shop: SHOP,
+          shop,
           body: hook.body,
           eventId: hook.eventId,
           webhookId: hook.webhookId,
@@ -143,16 +126,48 @@ function sendAll(url: string, batch: Hook[], onAck: (h: Hook) => void, gate: () 
   };
 }
 
-describe("crash safety (SIGKILL of the real server on PGlite)", () => {
-  it("delivers every acknowledged webhook after a kill -9 and a restart", { timeout: 300_000 }, async () => {
+describeEachDatabase("crash safety (SIGKILL of the real server)", (kind) => {
+  const SHOP = `crash-${kind}-${Date.now().toString(36)}.myshopify.com`;
+  const hooks = makeHooks(kind);
+  let emulator: Emulator | undefined;
+  let app: AppProcess | undefined;
+  let prepDb: Database | undefined;
+  let pgDb: TestDatabase | undefined;
+  const dataDir = mkdtempSync(path.join(tmpdir(), "ms-crash-"));
+
+  afterAll(async () => {
+    await app?.crash();
+    if (prepDb) {
+      installDatabase(undefined);
+      await prepDb.close().catch(() => undefined);
+    }
+    await pgDb?.destroy();
+    await emulator?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const childEnv = (emulatorUrl: string) =>
+    appProcessEnv(pgDb ? { databaseUrl: pgDb.url, marketingApiUrl: emulatorUrl } : { dataDir, marketingApiUrl: emulatorUrl });
+
+  // On PostgreSQL a dead worker's claims are taken over when its lease ends (PGlite: at start-up).
+  const takeoverMs = kind === "postgres" ? leaseFor(PIPELINE_POLICY, 10_000) : 0;
+
+  it("delivers every acknowledged webhook after a kill -9 and a restart", { timeout: 300_000 + takeoverMs }, async () => {
     const started = Date.now();
     emulator = await startEmulator({ port: 0 });
     const t = { emulator: Date.now(), connected: 0 };
     const emu = emulator;
     emu.setFaults({ latencyMs: 15, pathPrefix: "/api/" });
 
-    // 1. A migrated data directory with the shop connected, then closed: PGlite is one process's.
-    await prepareConnectedDataDir(dataDir, SHOP, emu);
+    // 1. A migrated database with the shop connected; a PGlite directory is closed again (one
+    //    process's), a PostgreSQL database stays open here for the final count.
+    if (kind === "pglite") {
+      await prepareConnectedDataDir(dataDir, SHOP, emu);
+    } else {
+      applyTestEnv({ MARKETING_API_URL: emu.url });
+      pgDb = await createTestDatabase("postgres");
+      await connectShop(SHOP, { apiKey: emu.apiKey, baseUrl: emu.url });
+    }
     t.connected = Date.now();
 
     // 2. The real server, worker in-process.
@@ -175,6 +190,7 @@ describe("crash safety (SIGKILL of the real server on PGlite)", () => {
     };
     const firstBurst = sendAll(
       first.url,
+      SHOP,
       hooks,
       (h) => {
         h.ackedBeforeCrash = h.acked = true;
@@ -212,7 +228,7 @@ describe("crash safety (SIGKILL of the real server on PGlite)", () => {
     const second = app;
     const relisteningAt = Date.now();
     const retried = hooks.filter((h) => !h.acked);
-    const failedAfterRestart = await sendAll(second.url, retried, (h) => (h.acked = true)).done;
+    const failedAfterRestart = await sendAll(second.url, SHOP, retried, (h) => (h.acked = true)).done;
     expect(failedAfterRestart.map((h) => h.index)).toEqual([]);
 
     // 5. Everything acknowledged reaches the service: the contact and its customer/created event.
@@ -223,7 +239,7 @@ describe("crash safety (SIGKILL of the real server on PGlite)", () => {
         (h) => h.acked && (!emu.person(h.email) || !upserted.has(h.email.toLowerCase()) || !evented.has(h.customerId)),
       );
     };
-    await waitFor("every acknowledged customer delivered", () => missing().length === 0, 120_000, 100).catch((error: Error) => {
+    await waitFor("every acknowledged customer delivered", () => missing().length === 0, 120_000 + takeoverMs, 100).catch((error: Error) => {
       const m = missing();
       throw new Error(
         `${error.message}: ${m.length} missing (${m.filter((h) => h.ackedBeforeCrash).length} acknowledged before the crash), ` +
@@ -240,11 +256,11 @@ describe("crash safety (SIGKILL of the real server on PGlite)", () => {
     const events = tally(customerCreatedOf(emu), eventCustomerId);
     const failedCalls = emu.requests.filter((r) => r.path.startsWith("/api/") && r.status !== null && !ok(r));
 
-    prepDb = openDatabase({ kind: "pglite", dataDir });
+    prepDb = pgDb ?? openDatabase({ kind: "pglite", dataDir });
     const deliveries = await prepDb.prisma.webhookDelivery.groupBy({ by: ["status", "outcome"], _count: true, where: { shop: SHOP } });
     const calls = await prepDb.prisma.outboundCall.groupBy({ by: ["status"], _count: true, where: { shop: SHOP } });
     const counter = await prepDb.prisma.syncCounter.findUnique({ where: { shop_kind: { shop: SHOP, kind: "customer" } } });
-    await prepDb.close();
+    if (!pgDb) await prepDb.close();
     prepDb = undefined;
 
     const report = {

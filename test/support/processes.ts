@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { installDatabase, openDatabase } from "~/db.server";
+import { installDatabase, openDatabase, type DatabaseTarget } from "~/db.server";
 import { connectShop } from "~/shops/connection.server";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET, TEST_ENCRYPTION_KEY } from "./env";
 
@@ -114,14 +114,22 @@ function parseLogLine(line: string): Record<string, unknown> | undefined {
   }
 }
 
-/** The environment of a server child process on a PGlite directory, talking to a service URL. */
-export function appProcessEnv(options: { dataDir: string; marketingApiUrl: string; logLevel?: string }): Record<string, string> {
+/**
+ * The environment of a server child process on a PGlite directory (or, with `databaseUrl`, on
+ * PostgreSQL), talking to a service URL.
+ */
+export function appProcessEnv(options: {
+  dataDir?: string;
+  databaseUrl?: string;
+  marketingApiUrl: string;
+  logLevel?: string;
+}): Record<string, string> {
   return {
     SHOPIFY_API_KEY: TEST_API_KEY,
     SHOPIFY_API_SECRET: TEST_API_SECRET,
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     SHOPIFY_APP_URL: "http://localhost:3000",
-    PGLITE_DATA_DIR: options.dataDir,
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : { PGLITE_DATA_DIR: options.dataDir ?? "memory://" }),
     PORT: "0",
     HOST: "127.0.0.1",
     MARKETING_API_URL: options.marketingApiUrl,
@@ -136,8 +144,17 @@ export function appProcessEnv(options: { dataDir: string; marketingApiUrl: strin
  * child process can open it (PGlite allows one process per directory).
  */
 export async function prepareConnectedDataDir(dataDir: string, shop: string, service: { url: string; apiKey: string }): Promise<void> {
-  applyTestEnv({ PGLITE_DATA_DIR: dataDir, MARKETING_API_URL: service.url });
-  const db = openDatabase({ kind: "pglite", dataDir });
+  await prepareConnectedDatabase({ kind: "pglite", dataDir }, shop, service);
+}
+
+/** The same on any database (a PostgreSQL one is left open by nobody, ready for child processes). */
+export async function prepareConnectedDatabase(
+  target: DatabaseTarget,
+  shop: string,
+  service: { url: string; apiKey: string },
+): Promise<void> {
+  applyTestEnv({ ...(target.kind === "pglite" ? { PGLITE_DATA_DIR: target.dataDir } : {}), MARKETING_API_URL: service.url });
+  const db = openDatabase(target);
   try {
     await db.migrate();
     installDatabase(db);

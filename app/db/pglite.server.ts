@@ -1,0 +1,110 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, fsyncSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
+import { NodeFS } from "@electric-sql/pglite/nodefs";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.server";
+
+/**
+ * Embedded PGlite, opened the way the app needs it:
+ *
+ * - **One process per directory**: the directory is locked (see data-dir-lock.server.ts).
+ * - **Memory**: a fresh directory is initialised (initdb) in a short-lived child process. initdb
+ *   runs a second Postgres instance with its own WebAssembly memory and file-system bundle, and
+ *   the process keeps that memory after it is done (about 850 MB RSS against 310 MB for opening
+ *   an existing directory); in a child it is all returned to the system when the child exits.
+ * - **Durability**: PGlite's defaults run Postgres with fsync off, and its Node file system
+ *   (Emscripten's NODEFS) implements no fsync at all, so a commit can sit in the OS page cache:
+ *   it survives kill -9 of the process, not a power loss or OS crash. With `fsync: true` the WAL
+ *   is flushed at every commit through a real fsync(2) (see `DurableNodeFS`).
+ */
+
+export interface PgliteTarget {
+  /** A directory, or "memory://" (tests: nothing on disk, no lock). */
+  dataDir: string;
+  /** Flush every commit to disk (default true). */
+  fsync?: boolean;
+}
+
+/** Postgres settings of every PGlite we open (memory: sized for a single-connection app). */
+export function pgliteStartParams(fsync: boolean): string[] {
+  const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams ?? [
+    "--single", "-F", "-O", "-j", "-c", "search_path=public", "-c", "exit_on_error=false",
+  ];
+  // "-F" turns fsync off; fdatasync is a no-op in Emscripten, so the WAL must use fsync.
+  const base = fsync ? defaults.filter((p) => p !== "-F") : defaults;
+  return [
+    ...base,
+    ...(fsync ? ["-c", "wal_sync_method=fsync"] : []),
+    // Prisma stores DateTime as UTC in "timestamp without time zone"; raw SQL must agree.
+    "-c", "TimeZone=UTC",
+    ...PGLITE_MEMORY_SETTINGS,
+  ];
+}
+
+/** Settings that bound the memory Postgres allocates inside PGlite's WebAssembly heap. */
+export const PGLITE_MEMORY_SETTINGS = ["-c", "shared_buffers=32MB", "-c", "work_mem=4MB", "-c", "maintenance_work_mem=32MB", "-c", "temp_buffers=4MB"];
+
+/** NODEFS plus the fsync Emscripten leaves out, so that Postgres's fsync reaches the disk. */
+class DurableNodeFS extends NodeFS {
+  override async init(pg: PGlite, opts: Parameters<NodeFS["init"]>[1]) {
+    const result = await super.init(pg, opts);
+    const preRun = result.emscriptenOpts.preRun ?? [];
+    result.emscriptenOpts.preRun = [
+      (mod: { NODEFS: { stream_ops: Record<string, unknown> } }) => {
+        mod.NODEFS.stream_ops.fsync = (stream: { nfd?: number }) => {
+          if (stream.nfd !== undefined) fsyncSync(stream.nfd);
+          return 0;
+        };
+      },
+      ...preRun,
+    ] as typeof preRun;
+    return result;
+  }
+}
+
+export interface OpenedPglite {
+  pglite: PGlite;
+  lock?: DataDirLock;
+}
+
+/** Opens PGlite on a target: locks the directory, initialises it in a child if it is new. */
+export function openPglite(target: PgliteTarget): OpenedPglite {
+  const fsync = target.fsync ?? true;
+  const options: PGliteOptions = { startParams: pgliteStartParams(fsync) };
+  if (target.dataDir.includes("://")) return { pglite: new PGlite(target.dataDir, options) };
+
+  mkdirSync(target.dataDir, { recursive: true });
+  const lock = lockDataDir(target.dataDir);
+  try {
+    if (!existsSync(path.join(target.dataDir, "PG_VERSION"))) initialiseInChild(target.dataDir);
+    const pglite = new PGlite({ ...options, fs: fsync ? new DurableNodeFS(target.dataDir) : new NodeFS(target.dataDir) });
+    return { pglite, lock };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+// The child only creates the directory's files and exits; the parent holds the lock meanwhile.
+const INITDB_CHILD = `
+const { PGlite } = require(process.env.MS_PGLITE_MODULE);
+PGlite.create(process.env.MS_PGLITE_DIR)
+  .then((pg) => pg.close())
+  .catch((error) => { console.error(error); process.exit(1); });
+`;
+
+/** Runs PGlite's first-run initdb on `dataDir` in a child process (blocks start-up, once). */
+export function initialiseInChild(dataDir: string): void {
+  const pgliteModule = createRequire(import.meta.url).resolve("@electric-sql/pglite");
+  const child = spawnSync(process.execPath, ["-e", INITDB_CHILD], {
+    env: { PATH: process.env.PATH ?? "", NODE_ENV: "production", MS_PGLITE_MODULE: pgliteModule, MS_PGLITE_DIR: path.resolve(dataDir) },
+    encoding: "utf8",
+    timeout: 300_000,
+  });
+  if (child.status !== 0 || !existsSync(path.join(dataDir, "PG_VERSION"))) {
+    const why = child.error?.message ?? (child.stderr || child.stdout || `exit ${child.status ?? child.signal}`).trim().slice(-2000);
+    throw new Error(`Initialising the PGlite data directory ${dataDir} failed: ${why}`);
+  }
+}

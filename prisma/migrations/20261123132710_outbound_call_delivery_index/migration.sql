@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "OutboundCall_deliveryId_idx" ON "OutboundCall"("deliveryId");
