@@ -12,6 +12,7 @@ import { request } from "undici";
 import { z } from "zod";
 import { config } from "../config.server";
 import { database, prisma } from "../db.server";
+import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import type { PipelinePolicy } from "../pipeline/policy";
@@ -87,6 +88,24 @@ export async function backfillProgress(shop: string): Promise<BackfillProgress |
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
   };
+}
+
+const bulkFinishBody = z.looseObject({ admin_graphql_api_id: z.string() });
+
+/**
+ * bulk_operations/finish: the export a run waits for is ready — its next poll happens now instead
+ * of at the next interval (polling stays the fallback when the webhook never comes).
+ */
+export async function wakeBackfillForBulkOperation(tx: SqlQueryable, shop: string, body: unknown): Promise<boolean> {
+  const parsed = bulkFinishBody.safeParse(body);
+  if (!parsed.success) return false;
+  const rows = await tx.query(
+    `UPDATE "BackfillRun" SET "runAt" = now(), "updatedAt" = now()
+      WHERE shop = $1 AND "bulkOperationId" = $2 AND phase = '${PHASE.wait}' AND status = '${BACKFILL_STATUS.queued}'
+      RETURNING id`,
+    [shop, parsed.data.admin_graphql_api_id],
+  );
+  return rows.length > 0;
 }
 
 interface ClaimedRun {

@@ -1,3 +1,4 @@
+import { wakeBackfillForBulkOperation } from "../backfill/backfill.server";
 import { handleCompliance } from "../compliance/compliance.server";
 import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
@@ -178,7 +179,13 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
         continue;
       }
       if (p.route === "bulk") {
-        finished.push({ delivery, outcome: DELIVERY_OUTCOME.ignored, detail: "bulk operations are not used yet", objectKey: null });
+        const woken = await wakeBackfillForBulkOperation(tx, delivery.shop, p.body);
+        finished.push({
+          delivery,
+          outcome: woken ? DELIVERY_OUTCOME.handled : DELIVERY_OUTCOME.ignored,
+          detail: woken ? "history import: export ready" : "no history import waits for this bulk operation",
+          objectKey: null,
+        });
         continue;
       }
 

@@ -125,4 +125,25 @@ describeEachDatabase("history backfill", (database) => {
     expect(new Set(deliveries.map((d) => d.eventId)).size).toBe(SIZE.customers);
     expect((await backfillProgress(shop))?.objects).toBe(SIZE.customers);
   });
+
+  it("the bulk_operations/finish webhook wakes a run instead of waiting for the next poll", async () => {
+    const shop = newShop();
+    await install(shop);
+    await requestBackfill(shop, { kinds: ["customers"] });
+    // Polls an hour apart: only the webhook can make this finish within the test.
+    h.startWorkers(1, { ...FAST_POLICY, backfillPollMs: 3_600_000 });
+    const already = store.operations.length;
+    while (store.operations.length === already) await sleep(10);
+    const op = store.operations.at(-1)!;
+    const finish = { admin_graphql_api_id: op.id, completed_at: new Date().toISOString(), error_code: null, status: "completed", type: "query" };
+    // The fake reports RUNNING to the first read after each webhook's wake-up, COMPLETED to the next.
+    for (const polls of [1, 2]) {
+      expect((await h.send({ topic: "bulk_operations/finish", shop, body: finish })).status).toBe(200);
+      while (op.polls < polls) await sleep(10);
+    }
+    await finished(shop, 30_000);
+    expect(await backfillProgress(shop)).toMatchObject({ status: "done", objects: SIZE.customers });
+    const woke = await h.app.db.prisma.webhookDelivery.findMany({ where: { shop, topic: "bulk_operations/finish" } });
+    expect(woke.map((d) => d.outcome)).toContain("handled");
+  });
 });
