@@ -86,7 +86,7 @@ export async function handleCompliance(
   if (delivery.topic === "customers/redact") {
     const counts = await redactCustomer(tx, delivery.shop, customer, delivery.id);
     const calls =
-      settings.deleteContactOnCustomerDelete && customer.email
+      settings.deleteContactOnCustomerDelete && customer.email && !(await deletionQueued(tx, delivery.shop, customer.id))
         ? [{ objectKey: `customer:${customer.id}`, call: { op: "person.delete", idOrEmail: customer.email } as ServiceCall }]
         : [];
     return {
@@ -96,6 +96,15 @@ export async function handleCompliance(
     };
   }
   return { outcome: "ignored", detail: `${delivery.topic}: not a compliance topic`, ...none };
+}
+
+/** A repeated request must not send a second deletion (the service answers 404 to it). */
+async function deletionQueued(tx: SqlQueryable, shop: string, id: string): Promise<boolean> {
+  const rows = await tx.query(
+    `SELECT 1 FROM "OutboundCall" WHERE shop = $1 AND "objectKey" = $2 AND call->>'op' = 'person.delete' AND status <> '${CALL_STATUS.dead}' LIMIT 1`,
+    [shop, `customer:${id}`],
+  );
+  return rows.length > 0;
 }
 
 /** The email the app last knew for a customer (a redact body may omit it). */
@@ -121,12 +130,14 @@ function matchParams(shop: string, c: CustomerRef): unknown[] {
 }
 const mentions = (column: string) =>
   `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, g) > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), $4::text) > 0))`;
+// Every statement binds all five parameters; this names them all (PostgreSQL refuses unused ones).
+const ALL = `num_nonnulls($1::text, $2::text[], $3::text[], $4::text, $5::text[]) >= 0`;
 const MATCH = {
-  ObjectState: `shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("state::text")})`,
-  OutboundCall: `shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("call::text")})`,
-  AbandonmentTimer: `shop = $1 AND ${mentions("snapshot::text")}`,
-  CompletedCheckout: `shop = $1 AND "orderId" = ANY($5::text[])`,
-  WebhookDelivery: `shop = $1 AND ${mentions('"rawBody"')}`,
+  ObjectState: `${ALL} AND shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("state::text")})`,
+  OutboundCall: `${ALL} AND shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("call::text")})`,
+  AbandonmentTimer: `${ALL} AND shop = $1 AND ${mentions("snapshot::text")}`,
+  CompletedCheckout: `${ALL} AND shop = $1 AND ("orderId" = ANY($2::text[]) OR "orderId" = ANY($5::text[]))`,
+  WebhookDelivery: `${ALL} AND shop = $1 AND ${mentions('"rawBody"')}`,
 } as const;
 
 export interface CustomerExport {
@@ -186,14 +197,16 @@ export async function exportCustomer(
 /**
  * customers/redact: every row about the customer goes — object state, queued and dead calls, timers,
  * completed-checkout markers, raw bodies. A call a worker is sending right now is left to finish
- * (deleting it would let the service deletion overtake it); the request's own body is emptied.
+ * (deleting it would let the service deletion overtake it), and earlier deletions of the person
+ * stay (the email they carry is what was erased, and a repeat must not send a second one); the
+ * request's own body is emptied.
  */
 export async function redactCustomer(tx: SqlQueryable, shop: string, customer: CustomerRef, requestId: string): Promise<Record<string, number>> {
   const p = matchParams(shop, customer);
   const count = async (sql: string, params: unknown[]) => (await tx.query(`${sql} RETURNING 1`, params)).length;
   const counts = {
     ObjectState: await count(`DELETE FROM "ObjectState" WHERE ${MATCH.ObjectState}`, p),
-    OutboundCall: await count(`DELETE FROM "OutboundCall" WHERE ${MATCH.OutboundCall} AND status <> '${CALL_STATUS.running}'`, p),
+    OutboundCall: await count(`DELETE FROM "OutboundCall" WHERE ${MATCH.OutboundCall} AND status <> '${CALL_STATUS.running}' AND call->>'op' IS DISTINCT FROM 'person.delete'`, p),
     AbandonmentTimer: await count(`DELETE FROM "AbandonmentTimer" WHERE ${MATCH.AbandonmentTimer}`, p),
     CompletedCheckout: await count(`DELETE FROM "CompletedCheckout" WHERE ${MATCH.CompletedCheckout}`, p),
     WebhookDelivery: await count(`DELETE FROM "WebhookDelivery" WHERE ${MATCH.WebhookDelivery} AND id <> $6`, [...p, requestId]),
