@@ -94,7 +94,7 @@ describe("customers/redact", () => {
     expect(row?.outcomeDetail).toMatch(/customer redacted: .*deletion in the service queued/);
 
     const after = await rowCounts(shop);
-    console.log("customers/redact row counts", { before, after });
+    console.warn("customers/redact row counts", { before, after });
     expect(await mentionsTarget(shop)).toBe(0);
     expect(after.ObjectState).toBeLessThan(before.ObjectState);
     expect(after.CompletedCheckout).toBe(before.CompletedCheckout - 1); // the redacted order's checkout marker
@@ -147,7 +147,7 @@ describe("app/uninstalled, app/scopes_update and shop/redact", () => {
     const otherBefore = await rowCounts(other);
     await deliver(shop, "shop/redact", { shop_id: 1, shop_domain: shop });
     const after = await rowCounts(shop);
-    console.log("shop/redact row counts", { before, after });
+    console.warn("shop/redact row counts", { before, after });
     expect(Object.values(after).every((n) => n === 0)).toBe(true);
     expect(await rowCounts(other)).toEqual(otherBefore);
     // Shopify's retry of the same request: nothing is stored about the shop any more, so it is
