@@ -101,7 +101,7 @@ describe("rotation with the re-encrypt command, and a wrong key at start-up", ()
   const cli = (args: string[], env: Record<string, string>) =>
     run(process.execPath, ["--import", "tsx", "app/bin/cli.server.ts", ...args], {
       cwd: ROOT_DIR,
-      env: { ...appProcessEnv({ dataDir, marketingApiUrl: emulator.url }), PATH: process.env.PATH ?? "", ...env },
+      env: { ...appProcessEnv({ dataDir, marketingApiUrl: emulator.url }), PATH: process.env.PATH ?? "", NODE_ENV: "production", ...env },
       timeout: 60_000,
     }).catch((e: { code: number; stdout: string; stderr: string }) => e);
 
