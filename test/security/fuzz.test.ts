@@ -210,7 +210,7 @@ describe("over HTTP", () => {
   }, 60_000);
   afterAll(() => app.close());
 
-  const post = async (path: string, headers: Record<string, string>, body: string | Buffer) => {
+  const post = async (path: string, headers: Record<string, string>, body: string) => {
     const res = await fetch(`${app.url}${path}`, { method: "POST", headers, body });
     const text = await res.text();
     return { status: res.status, text };
