@@ -156,3 +156,33 @@ describe("app/uninstalled, app/scopes_update and shop/redact", () => {
     expect(Object.values(await rowCounts(shop)).every((n) => n === 0)).toBe(true);
   });
 });
+
+describe("the Privacy page's export", () => {
+  it("downloads a data request's export for the signed-in shop only", async () => {
+    const { mintSessionToken, CHROME_UA } = await import("../support/session-token");
+    await h.app.db.prisma.shop.create({ data: { domain: "exporter.myshopify.com" } });
+    await deliver(other, "customers/data_request", request(other, target, { orders_requested: [8001] }));
+    const row = await lastDelivery(other, "customers/data_request");
+    const get = async (s: string) =>
+      fetch(`${h.app.url}/app/privacy-export?shop=${s}&id=${row!.id}`, {
+        headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await mintSessionToken({ shop: s })}` },
+      });
+    const res = await get(other);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toContain("attachment");
+    const data = (await res.json()) as { customer: { id: string }; objectStates: { objectKey: string }[] };
+    expect(data.customer.id).toBe(target.id);
+    expect(data.objectStates.map((o) => o.objectKey)).toContain("customer:7001");
+    // Another shop's admin cannot fetch it by id.
+    expect((await get("exporter.myshopify.com")).status).toBe(404);
+    // The page lists the request.
+    const host = Buffer.from(`admin.shopify.com/store/${other.split(".")[0]}`).toString("base64url");
+    const page = await fetch(`${h.app.url}/app/privacy?embedded=1&shop=${other}&host=${host}&id_token=${await mintSessionToken({ shop: other })}`, {
+      headers: { "user-agent": CHROME_UA },
+    });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("Privacy requests");
+    expect(html).toContain(row!.id);
+  });
+});
