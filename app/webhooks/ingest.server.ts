@@ -49,7 +49,6 @@ async function acknowledge(delivery: VerifiedDelivery): Promise<void> {
     return;
   }
   if (result === "unknown-shop") {
-    logger().warn({ shop: delivery.shop, topic: delivery.topic, reason: "shop not installed" }, "webhook rejected");
     throw new WebhookRejection(404, "Shop not installed");
   }
   logger().debug({ shop: delivery.shop, topic: delivery.topic, eventId: delivery.eventId, result }, "webhook recorded");
@@ -60,7 +59,14 @@ async function acknowledge(delivery: VerifiedDelivery): Promise<void> {
  * logged with its stack, answered 503 without detail so that Shopify retries.
  */
 function answerFor(error: unknown, headers: HeaderSource): { status: number; body: string } {
-  if (error instanceof WebhookRejection) return { status: error.status, body: error.message };
+  if (error instanceof WebhookRejection) {
+    // Every refusal is logged once, with its reason (the headers are as sent: cut short).
+    logger().warn(
+      { status: error.status, reason: error.message, shop: headers.get("x-shopify-shop-domain")?.slice(0, 100), topic: headers.get("x-shopify-topic")?.slice(0, 100) },
+      "webhook rejected",
+    );
+    return { status: error.status, body: error.message };
+  }
   logger().error({ err: error, shop: headers.get("x-shopify-shop-domain")?.slice(0, 255), topic: headers.get("x-shopify-topic")?.slice(0, 100) }, "webhook could not be recorded");
   return { status: 503, body: "Temporarily unavailable" };
 }

@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { config } from "../config.server";
-import { logger } from "../logger.server";
 import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
 
 /** Shopify sends small bodies; anything much larger is not a real delivery. */
@@ -84,13 +83,11 @@ export function verifyDelivery(headers: HeaderSource, rawBytes: Buffer | string)
   const cfg = config();
   const hmac = headers.get("x-shopify-hmac-sha256")!;
   if (!validHmac(bytes, hmac, cfg.apiSecret) && !(cfg.apiSecretPrevious && validHmac(bytes, hmac, cfg.apiSecretPrevious))) {
-    logger().warn({ shop, topic, reason: "hmac" }, "webhook rejected");
     throw new WebhookRejection(401, "Unauthorized");
   }
   const rawBody = decodeBody(bytes);
   const mismatch = bodyShopMismatch(topic, rawBody, shop);
   if (mismatch) {
-    logger().warn({ shop, topic, reason: mismatch }, "webhook rejected");
     throw new WebhookRejection(400, mismatch);
   }
   return {
