@@ -10,7 +10,7 @@ import { asWebhookInFlight } from "./webhook-priority.server";
  * compliance topics, which Shopify sends after an uninstall) is not recorded at all: "unknown".
  */
 export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | "duplicate" | "unknown-shop"> {
-  const triggeredAt = d.triggeredAt && !Number.isNaN(Date.parse(d.triggeredAt)) ? new Date(d.triggeredAt) : null;
+  const triggeredAt = parseTriggeredAt(d.triggeredAt);
   const role = topicInfo(d.topic)?.role;
   const afterUninstall = role === "lifecycle" || role === "compliance";
   // The shop check is folded into the recording statement (one primary-key probe): the ack path
@@ -46,4 +46,13 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | 
   );
   if (!rows.length) return "unknown-shop";
   return Number(rows[0].inserted) === 1 ? "recorded" : "duplicate";
+}
+
+// Years Shopify can mean; anything else (a forged "+275760-09-13", year 0) is no timestamp at all.
+const EARLIEST = Date.UTC(2000, 0, 1);
+const LATEST = Date.UTC(2200, 0, 1);
+
+function parseTriggeredAt(header: string | null): Date | null {
+  const ms = header ? Date.parse(header) : NaN;
+  return ms >= EARLIEST && ms < LATEST ? new Date(ms) : null;
 }

@@ -73,6 +73,11 @@ for (const fastWebhooks of [true, false]) describe(fastWebhooks ? "production fa
     expect(await stored()).toBe(before);
   });
 
+  it.each(["+275760-09-13T00:00:00Z", "-000001-01-01T00:00:00Z", "1e20", "0000-01-01", "é"])(`records a delivery with a triggered-at of %s as untimed, never a 5xx (${via})`, async (value) => {
+    const res = await sendWebhook(app.url, { topic: "customers/create", shop: victim, body: customerBody({}), triggeredAt: value });
+    expect(res.status).toBe(200);
+  });
+
   it(`accepts a compliance request for an uninstalled shop (Shopify sends them after an uninstall) (${via})`, async () => {
     const res = await sendWebhook(app.url, { topic: "shop/redact", shop: gone, body: { shop_id: 1, shop_domain: gone } });
     expect(res.status).toBe(200);
