@@ -5,16 +5,17 @@ import { z } from "zod";
  * The app's whole configuration, read once from the environment and validated.
  * A missing or bad value stops start-up with one line naming the variable.
  *
- * Secrets may be left out only while the app URL is local (a developer's machine, the demo,
- * tests): then fixed development values are used. A public app URL requires real secrets,
- * so a deployed app can never run on the development ones.
+ * Development secrets (published in this repository) are used only for local use: the app URL is
+ * local AND either NODE_ENV is not "production" or ALLOW_DEV_SECRETS=1 says so explicitly (a
+ * local trial of the production build). A public app URL never runs on them, in any encoding, and
+ * a production process that forgot SHOPIFY_APP_URL (so looks local) stops instead of falling back.
  */
 
 const PROJECT_ROOT = path.resolve(import.meta.dirname, "..");
 export const DEV_SECRETS = {
   SHOPIFY_API_KEY: "marketing-sync-dev-app",
   SHOPIFY_API_SECRET: "marketing-sync-dev-secret-not-for-production",
-  // 32 bytes, base64; only ever used with a local app URL.
+  // 32 bytes, base64; only ever used for local use.
   ENCRYPTION_KEY: "ZGV2LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24tdXNlISE=",
 } as const;
 
@@ -34,7 +35,13 @@ const envSchema = z.object({
   SHOPIFY_APP_URL: z.url({ protocol: /^https?$/ }).default("http://localhost:3000"),
   SHOPIFY_API_KEY: z.string().min(1).optional(),
   SHOPIFY_API_SECRET: z.string().min(8).optional(),
+  // During a rotation of the app secret: webhooks signed with the previous one are still accepted.
+  SHOPIFY_API_SECRET_PREVIOUS: z.string().min(8).optional(),
   ENCRYPTION_KEY: encryptionKey.optional(),
+  // During a rotation of the encryption key: stored secrets sealed with it are still readable.
+  ENCRYPTION_KEY_PREVIOUS: encryptionKey.optional(),
+  ALLOW_DEV_SECRETS: booleanFlag.default(false),
+  NODE_ENV: z.string().optional(),
   SCOPES: z
     .string()
     .regex(/^[a-z_]+(,[a-z_]+)*$/, "must be a comma-separated list of scopes")
@@ -47,8 +54,10 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
-  // Test and demo only: send Shopify Admin API calls (token exchange, GraphQL) to this origin.
+  // Tests and the demo only (local app URL, local target): Shopify Admin API calls (token
+  // exchange with the client secret, GraphQL) go to this origin; App Bridge is loaded from here.
   SHOPIFY_ADMIN_API_ORIGIN: z.url({ protocol: /^https?$/ }).optional(),
+  APP_BRIDGE_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 export type AppConfig = ReturnType<typeof buildConfig>;
@@ -60,11 +69,13 @@ export class ConfigError extends Error {
   }
 }
 
-function decodeKey(value: string): Buffer | undefined {
+export function decodeKey(value: string): Buffer | undefined {
   if (/^[0-9a-f]{64}$/i.test(value)) return Buffer.from(value, "hex");
-  if (/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return Buffer.from(value, "base64");
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return Buffer.from(value, value.includes("-") || value.includes("_") ? "base64url" : "base64");
   return undefined;
 }
+
+const DEV_KEY_BYTES = decodeKey(DEV_SECRETS.ENCRYPTION_KEY)!;
 
 function isLocalUrl(url: string): boolean {
   const host = new URL(url).hostname;
@@ -82,24 +93,46 @@ export function buildConfig(env: Record<string, string | undefined>) {
   }
   const e = parsed.data;
   const local = isLocalUrl(e.SHOPIFY_APP_URL);
+  const production = e.NODE_ENV === "production";
+  const devAllowed = local && (!production || e.ALLOW_DEV_SECRETS);
+  const why = !local ? `SHOPIFY_APP_URL (${e.SHOPIFY_APP_URL}) is not local` : "NODE_ENV=production (ALLOW_DEV_SECRETS=1 permits development secrets for a local trial)";
+  if (e.ALLOW_DEV_SECRETS && !local) throw new ConfigError(`Invalid configuration: ALLOW_DEV_SECRETS is refused because ${why}`);
+  const isDevValue = (name: keyof typeof DEV_SECRETS | "SHOPIFY_API_SECRET_PREVIOUS" | "ENCRYPTION_KEY_PREVIOUS", value: string) =>
+    name.startsWith("ENCRYPTION_KEY")
+      ? decodeKey(value)!.equals(DEV_KEY_BYTES)
+      : value === DEV_SECRETS[name.replace("_PREVIOUS", "") as keyof typeof DEV_SECRETS];
   const defaulted: string[] = [];
   const secret = (name: keyof typeof DEV_SECRETS): string => {
     const value = e[name];
     if (value) {
-      if (!local && value === DEV_SECRETS[name]) {
-        throw new ConfigError(`Invalid configuration: ${name} is the development value; set a real one for ${e.SHOPIFY_APP_URL}`);
+      if (!devAllowed && isDevValue(name, value)) {
+        throw new ConfigError(`Invalid configuration: ${name} is the development value, refused because ${why}`);
       }
       return value;
     }
-    if (!local) throw new ConfigError(`Invalid configuration: ${name} is required when SHOPIFY_APP_URL is not local`);
+    if (!devAllowed) throw new ConfigError(`Invalid configuration: ${name} is required because ${why}`);
     defaulted.push(name);
     return DEV_SECRETS[name];
   };
+  for (const name of ["SHOPIFY_API_SECRET_PREVIOUS", "ENCRYPTION_KEY_PREVIOUS"] as const) {
+    const value = e[name];
+    if (value && !devAllowed && isDevValue(name, value)) {
+      throw new ConfigError(`Invalid configuration: ${name} is the development value, refused because ${why}`);
+    }
+  }
+  for (const name of ["SHOPIFY_ADMIN_API_ORIGIN", "APP_BRIDGE_URL"] as const) {
+    const value = e[name];
+    if (value && (!local || !isLocalUrl(value))) {
+      throw new ConfigError(`Invalid configuration: ${name} is for local tests and demos only (a local SHOPIFY_APP_URL and a local target)`);
+    }
+  }
   return {
     appUrl: e.SHOPIFY_APP_URL,
     apiKey: secret("SHOPIFY_API_KEY"),
     apiSecret: secret("SHOPIFY_API_SECRET"),
+    apiSecretPrevious: e.SHOPIFY_API_SECRET_PREVIOUS,
     encryptionKey: decodeKey(secret("ENCRYPTION_KEY"))!,
+    encryptionKeyPrevious: e.ENCRYPTION_KEY_PREVIOUS ? decodeKey(e.ENCRYPTION_KEY_PREVIOUS)! : undefined,
     scopes: e.SCOPES.split(","),
     database: e.DATABASE_URL
       ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
@@ -111,6 +144,8 @@ export function buildConfig(env: Record<string, string | undefined>) {
     host: e.HOST,
     runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
     adminApiOrigin: e.SHOPIFY_ADMIN_API_ORIGIN,
+    appBridgeUrl: e.APP_BRIDGE_URL,
+    production,
     /** Names of secrets that fell back to development values (for one start-up warning). */
     defaultedSecrets: defaulted,
   };

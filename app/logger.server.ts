@@ -2,8 +2,10 @@ import pino from "pino";
 import { config } from "./config.server";
 
 /**
- * Structured logs. Keys, tokens and whole customer records must never reach them: the redact
- * list below is the safety net, the rule is to log ids and counts only.
+ * Structured logs. Keys, tokens and whole customer records must never reach them: the rule is to
+ * log ids and counts only, and this is the safety net. Two layers: pino's fast path redaction for
+ * the known top-level places, then a walk over every logged object (nested fields, arrays, error
+ * messages) that censors sensitive keys at any depth and email addresses inside any string.
  */
 export const REDACT_PATHS = [
   "apiKey",
@@ -20,13 +22,66 @@ export const REDACT_PATHS = [
   "*.payload",
 ];
 
+const CENSOR = "[redacted]";
+// Compared lower-cased, without "_" and "-": keys whose values are secrets or personal data.
+const SENSITIVE_KEYS = new Set([
+  "apikey", "servicekey", "servicekeyenc", "accesstoken", "refreshtoken", "token", "idtoken", "sessiontoken",
+  "authorization", "cookie", "setcookie", "secret", "apisecret", "password", "hmac", "xshopifyhmacsha256",
+  "encryptionkey", "body", "rawbody", "payload", "call", "calls", "snapshot", "state", "request", "response", "lastresponse",
+  "email", "idoremail", "phone", "firstname", "lastname", "name", "address", "address1", "address2", "defaultaddress",
+  "addresses", "customer", "person", "ip", "browserip",
+]);
+const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+const MAX_DEPTH = 8;
+
+export function scrubString(s: string): string {
+  return s.replace(EMAIL, "[email]").replace(BEARER, "$1 [redacted]");
+}
+
+/** A copy of a log object with sensitive keys censored at any depth and emails masked in strings. */
+export function scrub(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return scrubString(value);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= MAX_DEPTH) return "[nested]";
+  if (value instanceof Error) {
+    // Kept as an error for the serializer, with its stack (unexpected errors need it), but scrubbed.
+    const copy = new Error(scrubString(value.message));
+    copy.name = value.name;
+    copy.stack = value.stack ? scrubString(value.stack) : undefined;
+    for (const [k, v] of Object.entries(value)) (copy as unknown as Record<string, unknown>)[k] = censorKey(k) ? CENSOR : scrub(v, depth + 1);
+    return copy;
+  }
+  if (Array.isArray(value)) return value.slice(0, 100).map((v) => scrub(v, depth + 1));
+  if (value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = censorKey(k) ? CENSOR : scrub(v, depth + 1);
+  return out;
+}
+
+function censorKey(key: string): boolean {
+  return SENSITIVE_KEYS.has(key.toLowerCase().replace(/[_-]/g, ""));
+}
+
 let root: pino.Logger | undefined;
 
 export function logger(): pino.Logger {
   root ??= pino({
     level: config().logLevel,
     base: { app: "marketing-sync" },
-    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    redact: { paths: REDACT_PATHS, censor: CENSOR },
+    formatters: { log: (obj) => scrub(obj) as Record<string, unknown> },
+    hooks: {
+      // Messages are ours, but a message built from an error text may carry an address.
+      logMethod(args, method) {
+        method.apply(this, args.map((a) => (typeof a === "string" ? scrubString(a) : a)) as Parameters<typeof method>);
+      },
+    },
   });
   return root;
+}
+
+/** For tests that change LOG_LEVEL between cases. */
+export function resetLoggerForTests(): void {
+  root = undefined;
 }

@@ -104,6 +104,8 @@ async function serveChild(o: ChildOptions): Promise<void> {
     installDatabase(db);
     const http = await startHttpServer({ build: await loadServerBuild(), port: 0, host: "127.0.0.1" });
     if (o.worker) await connectShop(SHOP, { apiKey: o.apiKey!, baseUrl: o.emulatorUrl! });
+    // Deliveries are recorded only for an installed shop.
+    else await db.sql.query(`INSERT INTO "Shop" (domain, "updatedAt") VALUES ($1, now()) ON CONFLICT DO NOTHING`, [SHOP]);
     const worker = o.worker ? startWorker() : undefined;
     url = http.url;
     close = async () => {

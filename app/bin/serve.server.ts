@@ -4,6 +4,7 @@ import { config, ConfigError } from "../config.server";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
 import { startWorker } from "../pipeline/worker.server";
+import { checkStoredSecrets } from "../shops/key-rotation.server";
 import { loadServerBuild, startHttpServer } from "../server/http.server";
 
 async function main() {
@@ -15,6 +16,7 @@ async function main() {
   const db = database();
   const migrations = await db.migrate();
   log.info({ database: db.kind, applied: migrations.applied }, "database ready");
+  await checkStoredSecrets(); // shops whose stored key this ENCRYPTION_KEY cannot open are paused
 
   const http = await startHttpServer({ build: await loadServerBuild(), port: cfg.port, host: cfg.host });
   log.info({ url: http.url }, "Marketing Sync is listening");

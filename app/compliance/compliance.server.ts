@@ -1,6 +1,8 @@
+import { z } from "zod";
 import type { SqlQueryable } from "../db/migrate.server";
 import type { ServiceCall } from "../services/marketing/schemas";
 import type { ShopSettings } from "../sync/settings";
+import { CALL_STATUS } from "../pipeline/status";
 
 /** A delivery of one of the registry's "compliance" topics, as the planner hands it over. */
 export interface ComplianceDelivery {
@@ -20,14 +22,221 @@ export interface ComplianceResult {
   calls: { objectKey: string; call: ServiceCall }[];
 }
 
+const shopifyId = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,30}$/)]).transform(String);
+const shopDomain = z.string().max(255);
+const customerRequestSchema = z.object({
+  shop_domain: shopDomain,
+  customer: z.object({
+    id: shopifyId,
+    email: z.string().max(320).nullish(),
+  }),
+  orders_to_redact: z.array(shopifyId).max(100_000).nullish(),
+  orders_requested: z.array(shopifyId).max(100_000).nullish(),
+});
+const shopRedactSchema = z.object({ shop_domain: shopDomain });
+
+/** Who a customer request is about: what the app's rows can be matched on. */
+export interface CustomerRef {
+  id: string;
+  email?: string | null;
+  orderIds?: string[];
+}
+
 /**
  * customers/data_request, customers/redact, shop/redact. Runs inside the planning transaction, so
- * what it deletes or records commits together with the delivery's outcome.
+ * what it deletes or records commits together with the delivery's outcome. Every request is
+ * idempotent: a repeat finds nothing more to delete (the service deletion is repeated, and a
+ * person already gone is not an error there).
  */
 export async function handleCompliance(
-  _tx: SqlQueryable,
+  tx: SqlQueryable,
   delivery: ComplianceDelivery,
-  _settings: ShopSettings,
+  settings: ShopSettings,
 ): Promise<ComplianceResult> {
-  return { outcome: "ignored", detail: `${delivery.topic}: acknowledged`, calls: [] };
+  const none = { calls: [] };
+  const schema = delivery.topic === "shop/redact" ? shopRedactSchema : customerRequestSchema;
+  const parsed = schema.safeParse(delivery.body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { outcome: "invalid", detail: `${delivery.topic}: ${issue.path.join(".") || "body"} ${issue.message}`, ...none };
+  }
+  if (parsed.data.shop_domain.toLowerCase() !== delivery.shop) {
+    return { outcome: "invalid", detail: `${delivery.topic}: the body names another shop`, ...none };
+  }
+
+  if (delivery.topic === "shop/redact") {
+    const counts = await purgeShop(tx, delivery.shop);
+    return { outcome: "handled", detail: `shop redacted: ${describeCounts(counts)}`, ...none };
+  }
+
+  const body = parsed.data as z.output<typeof customerRequestSchema>;
+  const customer: CustomerRef = {
+    id: body.customer.id,
+    email: body.customer.email ?? (await knownEmail(tx, delivery.shop, body.customer.id)),
+    orderIds: body.orders_to_redact ?? body.orders_requested ?? [],
+  };
+  if (delivery.topic === "customers/data_request") {
+    const found = await exportCustomer(tx, delivery.shop, customer, { excludeDelivery: delivery.id });
+    return {
+      outcome: "handled",
+      detail: `data request: ${found.rowCount} rows stored about customer ${customer.id}; export from the Privacy page or \`npm run cli -- export-customer --shop ${delivery.shop} --customer ${customer.id}\``,
+      ...none,
+    };
+  }
+  if (delivery.topic === "customers/redact") {
+    const counts = await redactCustomer(tx, delivery.shop, customer, delivery.id);
+    const calls =
+      settings.deleteContactOnCustomerDelete && customer.email && !(await deletionQueued(tx, delivery.shop, customer.id))
+        ? [{ objectKey: `customer:${customer.id}`, call: { op: "person.delete", idOrEmail: customer.email } as ServiceCall }]
+        : [];
+    return {
+      outcome: "handled",
+      detail: `customer redacted: ${describeCounts(counts)}${calls.length ? "; deletion in the service queued" : "; service contact kept (setting)"}`,
+      calls,
+    };
+  }
+  return { outcome: "ignored", detail: `${delivery.topic}: not a compliance topic`, ...none };
+}
+
+/** A repeated request must not send a second deletion (the service answers 404 to it). */
+async function deletionQueued(tx: SqlQueryable, shop: string, id: string): Promise<boolean> {
+  const rows = await tx.query(
+    `SELECT 1 FROM "OutboundCall" WHERE shop = $1 AND "objectKey" = $2 AND call->>'op' = 'person.delete' AND status <> '${CALL_STATUS.dead}' LIMIT 1`,
+    [shop, `customer:${id}`],
+  );
+  return rows.length > 0;
+}
+
+/** The email the app last knew for a customer (a redact body may omit it). */
+export async function knownEmail(tx: SqlQueryable, shop: string, id: string): Promise<string | null> {
+  const rows = await tx.query<{ email: string | null }>(
+    `SELECT state->>'email' AS email FROM "ObjectState" WHERE shop = $1 AND "objectKey" = $2`,
+    [shop, `customer:${id}`],
+  );
+  return rows[0]?.email ?? null;
+}
+
+// What ties a row to a customer: the object keys of the customer and their orders, their Admin
+// API ids (every Shopify body carries admin_graphql_api_id of the customer or order), their email.
+function matchParams(shop: string, c: CustomerRef): unknown[] {
+  const orders = c.orderIds ?? [];
+  return [
+    shop,
+    [`customer:${c.id}`, ...orders.map((o) => `order:${o}`)],
+    [`gid://shopify/Customer/${c.id}`, ...orders.map((o) => `gid://shopify/Order/${o}`)],
+    c.email ? c.email.toLowerCase() : null,
+    orders,
+  ];
+}
+const mentions = (column: string) =>
+  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, g) > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), $4::text) > 0))`;
+// Every statement binds all five parameters; this names them all (PostgreSQL refuses unused ones).
+const ALL = `num_nonnulls($1::text, $2::text[], $3::text[], $4::text, $5::text[]) >= 0`;
+const MATCH = {
+  ObjectState: `${ALL} AND shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("state::text")})`,
+  OutboundCall: `${ALL} AND shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("call::text")})`,
+  AbandonmentTimer: `${ALL} AND shop = $1 AND ${mentions("snapshot::text")}`,
+  CompletedCheckout: `${ALL} AND shop = $1 AND ("orderId" = ANY($2::text[]) OR "orderId" = ANY($5::text[]))`,
+  WebhookDelivery: `${ALL} AND shop = $1 AND ${mentions('"rawBody"')}`,
+} as const;
+
+export interface CustomerExport {
+  shop: string;
+  customer: CustomerRef;
+  generatedAt: string;
+  rowCount: number;
+  objectStates: Record<string, unknown>[];
+  outboundCalls: Record<string, unknown>[];
+  abandonmentTimers: Record<string, unknown>[];
+  completedCheckouts: Record<string, unknown>[];
+  webhookDeliveries: Record<string, unknown>[];
+}
+
+/**
+ * Everything the app stores about one customer of a shop, for a data request: assembled on demand
+ * from the live rows (no copy of the personal data is kept for it).
+ */
+export async function exportCustomer(
+  db: SqlQueryable,
+  shop: string,
+  customer: CustomerRef,
+  options: { excludeDelivery?: string } = {},
+): Promise<CustomerExport> {
+  const p = matchParams(shop, customer);
+  const objectStates = await db.query(
+    `SELECT "objectKey", "lastUpdatedAt", state, "updatedAt" FROM "ObjectState" WHERE ${MATCH.ObjectState} ORDER BY "objectKey"`,
+    p,
+  );
+  const outboundCalls = await db.query(
+    `SELECT id::text AS id, "objectKey", kind, call, status, attempts, "lastError", "createdAt", "deliveredAt" FROM "OutboundCall" WHERE ${MATCH.OutboundCall} ORDER BY id`,
+    p,
+  );
+  const abandonmentTimers = await db.query(
+    `SELECT "checkoutToken", "cartToken", "dueAt", snapshot, status FROM "AbandonmentTimer" WHERE ${MATCH.AbandonmentTimer} ORDER BY "checkoutToken"`,
+    p,
+  );
+  const completedCheckouts = await db.query(
+    `SELECT token, "orderId", "completedAt" FROM "CompletedCheckout" WHERE ${MATCH.CompletedCheckout} ORDER BY token`,
+    p,
+  );
+  const webhookDeliveries = await db.query(
+    `SELECT id, topic, "eventId", "receivedAt", outcome, "rawBody" FROM "WebhookDelivery"
+      WHERE ${MATCH.WebhookDelivery} AND id <> $6 ORDER BY "receivedAt", id`,
+    [...p, options.excludeDelivery ?? ""],
+  );
+  const parts = { objectStates, outboundCalls, abandonmentTimers, completedCheckouts, webhookDeliveries };
+  return {
+    shop,
+    customer,
+    generatedAt: new Date().toISOString(),
+    rowCount: Object.values(parts).reduce((n, rows) => n + rows.length, 0),
+    ...parts,
+  };
+}
+
+/**
+ * customers/redact: every row about the customer goes — object state, queued and dead calls, timers,
+ * completed-checkout markers, raw bodies. A call a worker is sending right now is left to finish
+ * (deleting it would let the service deletion overtake it), and earlier deletions of the person
+ * stay (the email they carry is what was erased, and a repeat must not send a second one); the
+ * request's own body is emptied.
+ */
+export async function redactCustomer(tx: SqlQueryable, shop: string, customer: CustomerRef, requestId: string): Promise<Record<string, number>> {
+  const p = matchParams(shop, customer);
+  const count = async (sql: string, params: unknown[]) => (await tx.query(`${sql} RETURNING 1`, params)).length;
+  const counts = {
+    ObjectState: await count(`DELETE FROM "ObjectState" WHERE ${MATCH.ObjectState}`, p),
+    OutboundCall: await count(`DELETE FROM "OutboundCall" WHERE ${MATCH.OutboundCall} AND status <> '${CALL_STATUS.running}' AND call->>'op' IS DISTINCT FROM 'person.delete'`, p),
+    AbandonmentTimer: await count(`DELETE FROM "AbandonmentTimer" WHERE ${MATCH.AbandonmentTimer}`, p),
+    CompletedCheckout: await count(`DELETE FROM "CompletedCheckout" WHERE ${MATCH.CompletedCheckout}`, p),
+    WebhookDelivery: await count(`DELETE FROM "WebhookDelivery" WHERE ${MATCH.WebhookDelivery} AND id <> $6`, [...p, requestId]),
+  };
+  await tx.query(`UPDATE "WebhookDelivery" SET "rawBody" = '{"redacted":true}' WHERE id = $1`, [requestId]);
+  return counts;
+}
+
+/** Every table that holds rows of a shop, with its shop column. */
+export const SHOP_TABLES = [
+  ["OutboundCall", "shop"],
+  ["AbandonmentTimer", "shop"],
+  ["CompletedCheckout", "shop"],
+  ["ObjectState", "shop"],
+  ["SyncCounter", "shop"],
+  ["WebhookDelivery", "shop"],
+  ["Session", "shop"],
+  ["Shop", "domain"],
+] as const;
+
+/** shop/redact: every row of the shop, its stored service key included, the request itself too. */
+export async function purgeShop(tx: SqlQueryable, shop: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const [table, column] of SHOP_TABLES) {
+    counts[table] = (await tx.query(`DELETE FROM "${table}" WHERE "${column}" = $1 RETURNING 1`, [shop])).length;
+  }
+  return counts;
+}
+
+function describeCounts(counts: Record<string, number>): string {
+  const parts = Object.entries(counts).filter(([, n]) => n > 0).map(([t, n]) => `${n} ${t}`);
+  return parts.length ? parts.join(", ") : "nothing stored";
 }

@@ -5,7 +5,7 @@ import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { shopContext, type ShopContext } from "../shops/connection.server";
-import { recordUninstall } from "../shops/lifecycle.server";
+import { handleLifecycle } from "../shops/lifecycle.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
 import { kindOf, topicInfo } from "../topics";
@@ -163,13 +163,8 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
         continue;
       }
       if (p.route === "lifecycle") {
-        const uninstalled = delivery.topic === "app/uninstalled" && (await recordUninstall(tx, delivery.shop, delivery.triggeredAt));
-        finished.push({
-          delivery,
-          outcome: uninstalled ? DELIVERY_OUTCOME.handled : DELIVERY_OUTCOME.ignored,
-          detail: uninstalled ? "shop uninstalled: sessions removed, delivery stopped" : null,
-          objectKey: null,
-        });
+        const result = await handleLifecycle(tx, { ...delivery, body: p.body });
+        finished.push({ delivery, outcome: DELIVERY_OUTCOME[result.outcome], detail: result.detail, objectKey: null });
         continue;
       }
       if (p.route === "compliance") {
@@ -235,7 +230,8 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
     await finishDeliveries(tx, finished);
     await bumpCounters(
       finished
-        .filter((f) => f.outcome !== DELIVERY_OUTCOME.planned)
+        // shop/redact leaves no row of the shop behind, not even a counter.
+        .filter((f) => f.outcome !== DELIVERY_OUTCOME.planned && f.delivery.topic !== "shop/redact")
         .map((f): CounterDelta => ({ shop: f.delivery.shop, kind: kindOf(f.delivery.topic), skipped: 1 })),
       tx,
     );

@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type RequestHandler } from "express"
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Server } from "node:http";
+import { answerUnexpectedError } from "../webhooks/errors.server";
 import { receiveRawWebhook } from "../webhooks/ingest.server";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/receive.server";
 
@@ -34,6 +35,7 @@ export async function startHttpServer(options: {
     app.use("/webhooks", rejectUnreadableBody);
   }
   app.all("*", createRequestHandler({ build: options.build, mode: "production" }));
+  app.use(answerUnexpectedError);
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.port, options.host, () => resolve(s));
@@ -61,7 +63,7 @@ export async function loadServerBuild(): Promise<ServerBuild> {
 
 const acknowledgeWebhook: RequestHandler = (req, res, next) => {
   const headers = { get: (name: string) => req.get(name) ?? null };
-  const rawBody = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
+  const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0); // the HMAC covers these bytes
   receiveRawWebhook(headers, rawBody).then(({ status, body }) => void res.status(status).send(body), next);
 };
 

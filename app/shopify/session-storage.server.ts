@@ -2,9 +2,12 @@ import { Session } from "@shopify/shopify-api";
 import type { SessionStorage } from "@shopify/shopify-app-session-storage";
 import type { Session as SessionRow } from "../generated/prisma/client";
 import { prisma } from "../db.server";
+import { decryptSecret, encryptSecret, isSealed } from "../shops/secrets.server";
 
 /**
- * Shopify sessions in our Prisma database. Shopify's own Prisma storage package pins Prisma 6
+ * Shopify sessions in our Prisma database. Access and refresh tokens are sealed at rest like the
+ * service keys (bound to the session's shop); a token stored before that is read as it is, and
+ * `npm run cli -- reencrypt-keys` seals it. Shopify's own Prisma storage package pins Prisma 6
  * as a peer dependency and expects the classic @prisma/client, so this small equivalent stands in.
  */
 export class PrismaSessionStorage implements SessionStorage {
@@ -44,8 +47,8 @@ function toRow(session: Session): SessionRow {
     isOnline: session.isOnline,
     scope: session.scope ?? null,
     expires: session.expires ?? null,
-    accessToken: session.accessToken ?? "",
-    refreshToken: session.refreshToken ?? null,
+    accessToken: session.accessToken ? encryptSecret(session.accessToken, session.shop, "shopify-token") : "",
+    refreshToken: session.refreshToken ? encryptSecret(session.refreshToken, session.shop, "shopify-token") : null,
     refreshTokenExpires: session.refreshTokenExpires ?? null,
     userId: user?.id !== undefined ? BigInt(user.id) : null,
     firstName: user?.first_name ?? null,
@@ -66,8 +69,8 @@ function fromRow(row: SessionRow): Session {
     isOnline: row.isOnline,
     scope: row.scope ?? undefined,
     expires: row.expires ?? undefined,
-    accessToken: row.accessToken,
-    refreshToken: row.refreshToken ?? undefined,
+    accessToken: openToken(row.accessToken, row.shop) ?? "",
+    refreshToken: openToken(row.refreshToken, row.shop),
     refreshTokenExpires: row.refreshTokenExpires ?? undefined,
     onlineAccessInfo:
       row.userId !== null
@@ -87,4 +90,10 @@ function fromRow(row: SessionRow): Session {
           }
         : undefined,
   });
+}
+
+/** A stored token in the clear; a legacy unsealed one as it is. */
+export function openToken(stored: string | null, shop: string): string | undefined {
+  if (!stored) return undefined;
+  return isSealed(stored) ? decryptSecret(stored, shop, "shopify-token") : stored;
 }

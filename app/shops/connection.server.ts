@@ -24,7 +24,7 @@ export async function connectShop(domain: string, input: { apiKey: string; baseU
   const account = await client.account.get();
   const data = {
     serviceBaseUrl: baseUrl,
-    serviceKeyEnc: encryptSecret(input.apiKey),
+    serviceKeyEnc: encryptSecret(input.apiKey, domain),
     connectedAt: new Date(),
     pausedAt: null,
     pauseReason: null,
@@ -72,7 +72,7 @@ export async function serviceClientFor(domain: string): Promise<MarketingClient 
   if (cached?.sealed === shop.serviceKeyEnc) return cached.client;
   const client = createMarketingClient({
     baseUrl: shop.serviceBaseUrl ?? config().marketingApiUrl,
-    apiKey: decryptSecret(shop.serviceKeyEnc),
+    apiKey: decryptSecret(shop.serviceKeyEnc, domain),
     timeoutMs: config().marketingApiTimeoutMs,
     retries: 0,
     onRequest: (info) => logger().debug({ shop: domain, ...info }, "service request"),

@@ -1,11 +1,23 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { config } from "../config.server";
-import { logger } from "../logger.server";
+import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
 
 /** Shopify sends small bodies; anything much larger is not a real delivery. */
 export const MAX_WEBHOOK_BYTES = 2 * 1024 * 1024;
 
 const REQUIRED_HEADERS = ["x-shopify-topic", "x-shopify-hmac-sha256", "x-shopify-shop-domain", "x-shopify-webhook-id"];
+/** Upper bounds for the headers we keep: Shopify's are far shorter, anything longer is forged. */
+const HEADER_LIMITS: Record<string, number> = {
+  "x-shopify-topic": 100,
+  "x-shopify-hmac-sha256": 100,
+  "x-shopify-shop-domain": 255,
+  "x-shopify-webhook-id": 200,
+  "x-shopify-event-id": 200,
+  "x-shopify-triggered-at": 64,
+  "x-shopify-api-version": 32,
+};
+/** A shop's permanent domain: what Shopify puts in X-Shopify-Shop-Domain. */
+export const SHOP_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
 
 export interface VerifiedDelivery {
   shop: string;
@@ -20,7 +32,7 @@ export interface VerifiedDelivery {
 /** A delivery that is not genuine or not well-formed, with the status to answer. */
 export class WebhookRejection extends Error {
   constructor(
-    readonly status: 400 | 401 | 405 | 413,
+    readonly status: 400 | 401 | 404 | 405 | 413,
     message: string,
   ) {
     super(message);
@@ -42,22 +54,45 @@ export async function verifyWebhook(request: Request): Promise<VerifiedDelivery>
   return verifyDelivery(request.headers, await readBodyWithLimit(request, MAX_WEBHOOK_BYTES));
 }
 
-/** 400 when a header Shopify always sends is missing, 413 when the declared size is too large. */
+/**
+ * 400 when a header Shopify always sends is missing, too long, or not of Shopify's form (the shop
+ * domain, the topic); 413 when the declared size is too large. Nothing here is trusted yet.
+ */
 export function checkHeaders(headers: HeaderSource): void {
   const missing = REQUIRED_HEADERS.filter((h) => !headers.get(h));
   if (missing.length) throw new WebhookRejection(400, `Missing header ${missing.join(", ")}`);
-  if (Number(headers.get("content-length") ?? 0) > MAX_WEBHOOK_BYTES) throw new WebhookRejection(413, "Payload too large");
+  for (const [name, limit] of Object.entries(HEADER_LIMITS)) {
+    if ((headers.get(name)?.length ?? 0) > limit) throw new WebhookRejection(400, `Header ${name} is too long`);
+  }
+  if (!SHOP_DOMAIN.test(headers.get("x-shopify-shop-domain")!)) throw new WebhookRejection(400, "Header x-shopify-shop-domain is not a myshopify.com domain");
+  if (!isKnownTopic(headers.get("x-shopify-topic")!)) throw new WebhookRejection(400, "Header x-shopify-topic is not a subscribed topic");
+  const length = headers.get("content-length");
+  if (length !== null && !/^\d{1,12}$/.test(length)) throw new WebhookRejection(400, "Header content-length is not a number");
+  if (Number(length ?? 0) > MAX_WEBHOOK_BYTES) throw new WebhookRejection(413, "Payload too large");
 }
 
-/** Authenticates a delivery whose headers passed checkHeaders and whose body has been read. */
-export function verifyDelivery(headers: HeaderSource, rawBody: string): VerifiedDelivery {
-  if (!validHmac(rawBody, headers.get("x-shopify-hmac-sha256")!, config().apiSecret)) {
-    logger().warn({ shop: headers.get("x-shopify-shop-domain"), topic: headers.get("x-shopify-topic") }, "webhook HMAC rejected");
+/**
+ * Authenticates a delivery whose headers passed checkHeaders: the HMAC over the bytes as received
+ * (with the current app secret, or the previous one during a rotation), then the body's own
+ * statement of its shop for the topics that act on a whole shop or a person.
+ */
+export function verifyDelivery(headers: HeaderSource, rawBytes: Buffer | string): VerifiedDelivery {
+  const bytes = typeof rawBytes === "string" ? Buffer.from(rawBytes, "utf8") : rawBytes;
+  const shop = headers.get("x-shopify-shop-domain")!;
+  const topic = headers.get("x-shopify-topic")!;
+  const cfg = config();
+  const hmac = headers.get("x-shopify-hmac-sha256")!;
+  if (!validHmac(bytes, hmac, cfg.apiSecret) && !(cfg.apiSecretPrevious && validHmac(bytes, hmac, cfg.apiSecretPrevious))) {
     throw new WebhookRejection(401, "Unauthorized");
   }
+  const rawBody = decodeBody(bytes);
+  const mismatch = bodyShopMismatch(topic, rawBody, shop);
+  if (mismatch) {
+    throw new WebhookRejection(400, mismatch);
+  }
   return {
-    shop: headers.get("x-shopify-shop-domain")!,
-    topic: headers.get("x-shopify-topic")!,
+    shop,
+    topic,
     webhookId: headers.get("x-shopify-webhook-id")!,
     eventId: headers.get("x-shopify-event-id"),
     triggeredAt: headers.get("x-shopify-triggered-at"),
@@ -71,14 +106,74 @@ export function verifyDelivery(headers: HeaderSource, rawBody: string): Verified
  * rather than through authenticate.webhook() because that one JSON.parses the body (losing ids
  * beyond 2^53) and loads the shop session, neither of which acknowledging needs.
  */
-export function validHmac(rawBody: string, hmacHeader: string, secret: string): boolean {
-  const expected = createHmac("sha256", secret).update(rawBody, "utf8").digest();
+export function validHmac(rawBody: Buffer | string, hmacHeader: string, secret: string): boolean {
+  const expected = createHmac("sha256", secret).update(rawBody).digest();
   const given = Buffer.from(hmacHeader, "base64");
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-async function readBodyWithLimit(request: Request, limit: number): Promise<string> {
-  if (!request.body) return "";
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The body as text; bytes that are not UTF-8, or a NUL (which no database text column holds), are refused. */
+function decodeBody(bytes: Buffer): string {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new WebhookRejection(400, "Body is not UTF-8");
+  }
+  if (text.includes("\u0000")) throw new WebhookRejection(400, "Body contains a NUL character");
+  return text;
+}
+
+// The body fields that name the shop, per topic: a signed body is replayable with any header, so
+// for the topics that act on a whole shop or a person the body must agree with the header.
+const BODY_SHOP_FIELDS: Record<string, string[]> = {
+  "app/uninstalled": ["myshopify_domain", "domain"],
+  "app/scopes_update": ["shop_domain", "myshopify_domain", "domain"],
+  "customers/data_request": ["shop_domain"],
+  "customers/redact": ["shop_domain"],
+  "shop/redact": ["shop_domain"],
+};
+
+/** Why the body contradicts the header shop (or cannot vouch for it), else undefined. */
+export function bodyShopMismatch(topic: string, rawBody: string, shop: string): string | undefined {
+  const role = topicInfo(topic)?.role;
+  if (normalizeTopic(topic) === "customers/delete") return notACustomer(rawBody);
+  if (role !== "lifecycle" && role !== "compliance") return undefined;
+  const fields = BODY_SHOP_FIELDS[normalizeTopic(topic)] ?? [];
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch {
+    return "Body is not valid JSON";
+  }
+  if (!body || typeof body !== "object" || Array.isArray(body)) return "Body is not a JSON object";
+  const named = fields
+    .map((f) => (body as Record<string, unknown>)[f])
+    .filter((v): v is string => typeof v === "string" && v.endsWith(".myshopify.com"));
+  // app/scopes_update's documented body names no shop: the HMAC and the installed-shop check stand.
+  if (!named.length) return topic === "app/scopes_update" ? undefined : "Body does not name the shop";
+  return named.every((d) => d.toLowerCase() === shop) ? undefined : "Body names another shop than the header";
+}
+
+/**
+ * customers/delete deletes a person: another object's signed body (an order, whose id may match a
+ * customer's) re-sent under this topic is refused by its own admin_graphql_api_id.
+ */
+function notACustomer(rawBody: string): string | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch {
+    return undefined; // planning records it as invalid, with the parser's reason
+  }
+  const gid = body && typeof body === "object" ? (body as Record<string, unknown>).admin_graphql_api_id : undefined;
+  return typeof gid === "string" && !gid.startsWith("gid://shopify/Customer/") ? "Body is not a customer" : undefined;
+}
+
+async function readBodyWithLimit(request: Request, limit: number): Promise<Buffer> {
+  if (!request.body) return Buffer.alloc(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -92,5 +187,5 @@ async function readBodyWithLimit(request: Request, limit: number): Promise<strin
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }

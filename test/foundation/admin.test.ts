@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { openToken } from "~/shopify/session-storage.server";
 import { startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
@@ -49,7 +50,7 @@ describeEachDatabase("embedded admin", (database) => {
 
     const session = await app.db.prisma.session.findUnique({ where: { id: `offline_${shop}` } });
     // Both loaders of the first page may exchange at once; whichever session is stored must work.
-    expect(app.admin.issued.has(session?.accessToken ?? "")).toBe(true);
+    expect(app.admin.issued.has(openToken(session?.accessToken ?? null, shop) ?? "")).toBe(true); // sealed at rest
     expect(session?.isOnline).toBe(false);
     // The install also records what product URLs and prices need from the shop.
     expect(await app.db.prisma.shop.findUnique({ where: { domain: shop } })).toMatchObject({

@@ -12,6 +12,8 @@ for (const fastWebhooks of [true, false]) {
     let app: TestApp;
     beforeAll(async () => {
       app = await startTestApp({ database, fastWebhooks });
+      // Deliveries are accepted only for installed shops.
+      await app.db.prisma.shop.createMany({ data: [shop, "big.myshopify.com", "recorded.myshopify.com"].map((domain) => ({ domain })) });
     });
     afterAll(() => app.close());
 

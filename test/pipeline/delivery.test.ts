@@ -98,7 +98,7 @@ describeEachDatabase("delivery pipeline", (database) => {
   it("pauses a shop whose key is rejected without burning attempts, and resumes on reconnect", async () => {
     const shop = newShop();
     await h.connect(shop);
-    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { serviceKeyEnc: encryptSecret("mk_revoked_key") } });
+    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { serviceKeyEnc: encryptSecret("mk_revoked_key", shop) } });
     const body = customerBody({});
     await h.send({ topic: "customers/create", shop, body });
     h.startWorkers();

@@ -61,3 +61,24 @@ it("never logs a key, a secret or a customer record, through deliveries, rejecti
   for (const secret of [emulator.apiKey, TEST_API_SECRET, TEST_ENCRYPTION_KEY]) expect(output).not.toContain(secret);
   for (const personal of ["Zebulon", "+15555550123", "1 Hidden Lane", "Lovelace"]) expect(output).not.toContain(personal);
 }, 120_000);
+
+it("censors secrets and personal data at any depth, and keeps the stack of an unexpected error", async () => {
+  const { scrub } = await import("~/logger.server");
+  const error = new Error("upsert of ann@example.com failed");
+  const out = JSON.stringify(
+    scrub({
+      shop,
+      deep: { a: { b: { c: { serviceKeyEnc: "v2:abc", idToken: "eyJ.x.y", rawBody: '{"email":"x@y.z"}', calls: [{ op: "person.upsert" }] } } } },
+      list: [{ email: "ann@example.com", phone: "+15555550123", first_name: "Zebulon" }],
+      note: "sent to ann@example.com with Bearer mk_live_abcdef",
+      err: error,
+    }),
+  );
+  for (const leaked of ["v2:abc", "eyJ.x.y", "x@y.z", "person.upsert", "ann@example.com", "+15555550123", "Zebulon", "mk_live_abcdef"]) {
+    expect(out).not.toContain(leaked);
+  }
+  expect(out).toContain(shop); // ids stay
+  const kept = scrub({ err: error }) as { err: Error };
+  expect(kept.err.message).toBe("upsert of [email] failed");
+  expect(kept.err.stack).toContain("logging.test.ts");
+});

@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { database } from "../db.server";
+import { exportCustomer, knownEmail, type CustomerExport } from "./compliance.server";
+
+export interface DataRequestSummary {
+  id: string;
+  receivedAt: string;
+  customerId: string | null;
+  status: string;
+  detail: string | null;
+}
+
+const requestBody = z.object({
+  customer: z.object({ id: z.union([z.number(), z.string()]).transform(String), email: z.string().nullish() }),
+  orders_requested: z.array(z.union([z.number(), z.string()]).transform(String)).nullish(),
+});
+
+/** The shop's customers/data_request deliveries, newest first (the Privacy page). */
+export async function listDataRequests(shop: string, limit = 50): Promise<DataRequestSummary[]> {
+  const rows = await database().sql.query<{ id: string; receivedAt: Date; rawBody: string; status: string; outcomeDetail: string | null }>(
+    `SELECT id, "receivedAt", "rawBody", status, "outcomeDetail" FROM "WebhookDelivery"
+      WHERE shop = $1 AND topic = 'customers/data_request' ORDER BY "receivedAt" DESC LIMIT $2`,
+    [shop, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    receivedAt: new Date(r.receivedAt).toISOString(),
+    customerId: parseRequest(r.rawBody)?.customer.id ?? null,
+    status: r.status,
+    detail: r.outcomeDetail,
+  }));
+}
+
+/** The export answering one of the shop's data requests, assembled now from the live rows; null if none. */
+export async function exportForRequest(shop: string, requestId: string): Promise<CustomerExport | null> {
+  const [row] = await database().sql.query<{ rawBody: string }>(
+    `SELECT "rawBody" FROM "WebhookDelivery" WHERE shop = $1 AND id = $2 AND topic = 'customers/data_request'`,
+    [shop, requestId],
+  );
+  const body = row && parseRequest(row.rawBody);
+  if (!body) return null;
+  const db = database().sql;
+  const email = body.customer.email ?? (await knownEmail(db, shop, body.customer.id));
+  return exportCustomer(db, shop, { id: body.customer.id, email, orderIds: body.orders_requested ?? [] }, { excludeDelivery: requestId });
+}
+
+function parseRequest(raw: string) {
+  try {
+    const parsed = requestBody.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

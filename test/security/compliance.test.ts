@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportCustomer, SHOP_TABLES } from "~/compliance/compliance.server";
+import { database } from "~/db.server";
+import { describeEachDatabase } from "../support/database";
+import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { orderBody } from "../sync/fixtures";
+
+// The mandatory privacy topics end to end: signed webhook → app → worker → database and emulator.
+describeEachDatabase("privacy requests", (kind) => {
+  let h: PipelineHarness;
+  const shop = "privacy.myshopify.com";
+  const other = "neighbour.myshopify.com";
+  const target = { id: "7001", email: "erase.me@example.com" };
+  const kept = { id: "7002", email: "keep.me@example.com" };
+
+  beforeAll(async () => {
+    h = await startPipelineHarness({ database: kind });
+    await h.connect(shop);
+    await h.connect(other);
+    // The merchant chose to delete service contacts when Shopify customers go.
+    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { deleteContactOnCustomerDelete: true } } });
+    h.startWorkers();
+    for (const s of [shop, other]) {
+      for (const c of [target, kept]) await deliver(s, "customers/create", customerBody({ id: c.id, email: c.email }));
+      await deliver(s, "orders/create", orderBody({
+        id: 8001,
+        admin_graphql_api_id: "gid://shopify/Order/8001",
+        email: target.email,
+        customer: { id: Number(target.id), admin_graphql_api_id: `gid://shopify/Customer/${target.id}`, email: target.email },
+        checkout_token: "chk-erase",
+      }));
+    }
+  }, 120_000);
+  afterAll(() => h.close());
+
+  async function deliver(s: string, topic: string, body: object) {
+    expect((await h.send({ topic, shop: s, body })).status).toBe(200);
+    await h.settle();
+  }
+
+  /** Rows of every table the app has, for one shop. */
+  async function rowCounts(s: string): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const [table, column] of SHOP_TABLES) {
+      const [row] = await database().sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}" = $1`, [s]);
+      counts[table] = row.n;
+    }
+    return counts;
+  }
+
+  /** Rows that mention the customer; the service deletion call itself (email only) is not counted. */
+  const mentionsTarget = async (s: string) => {
+    const found = await exportCustomer(database().sql, s, { id: target.id, email: target.email, orderIds: ["8001"] });
+    const deletion = found.outboundCalls.filter((c) => (c.call as { op: string }).op === "person.delete").length;
+    return found.rowCount - deletion;
+  };
+
+  const lastDelivery = (s: string, topic: string) =>
+    h.app.db.prisma.webhookDelivery.findFirst({ where: { shop: s, topic }, orderBy: { receivedAt: "desc" } });
+
+  const request = (s: string, c: { id: string; email: string }, extra: object = {}) => ({
+    shop_id: 1,
+    shop_domain: s,
+    customer: { id: Number(c.id), email: c.email, phone: null },
+    ...extra,
+  });
+
+  describe("customers/data_request", () => {
+    it("assembles everything stored about the customer, and stores no copy", async () => {
+      const before = await rowCounts(shop);
+      await deliver(shop, "customers/data_request", request(shop, target, { orders_requested: [8001], data_request: { id: 1 } }));
+      const row = await lastDelivery(shop, "customers/data_request");
+      expect(row).toMatchObject({ status: "done", outcome: "handled" });
+      expect(row?.outcomeDetail).toMatch(/data request: \d+ rows stored about customer 7001/);
+
+      const found = await exportCustomer(database().sql, shop, { id: target.id, email: target.email, orderIds: ["8001"] });
+      expect(found.objectStates.map((o) => o.objectKey)).toEqual(expect.arrayContaining(["customer:7001", "order:8001"]));
+      expect(found.outboundCalls.length).toBeGreaterThan(0);
+      expect(found.webhookDeliveries.map((d) => d.topic)).toEqual(expect.arrayContaining(["customers/create", "orders/create"]));
+      expect(JSON.stringify(found)).not.toContain(kept.email); // nobody else's data
+      // Only the request itself was added.
+      expect(await rowCounts(shop)).toEqual({ ...before, WebhookDelivery: before.WebhookDelivery + 1, SyncCounter: expect.any(Number) });
+    });
+  });
+
+  describe("customers/redact", () => {
+    it("deletes the customer's rows in every table, deletes the person in the service, and leaves neighbours alone", async () => {
+      expect(h.emulator.person(target.email)).toBeDefined();
+      const before = await rowCounts(shop);
+      const otherBefore = await rowCounts(other);
+      expect(await mentionsTarget(shop)).toBeGreaterThan(0);
+
+      await deliver(shop, "customers/redact", request(shop, target, { orders_to_redact: [8001] }));
+      const row = await lastDelivery(shop, "customers/redact");
+      expect(row).toMatchObject({ outcome: "handled", rawBody: '{"redacted":true}' });
+      expect(row?.outcomeDetail).toMatch(/customer redacted: .*deletion in the service queued/);
+
+      const after = await rowCounts(shop);
+      console.warn("customers/redact row counts", { before, after });
+      expect(await mentionsTarget(shop)).toBe(0);
+      expect(after.ObjectState).toBeLessThan(before.ObjectState);
+      expect(after.CompletedCheckout).toBe(before.CompletedCheckout - 1); // the redacted order's checkout marker
+      expect(after.Shop).toBe(1);
+      expect(h.emulator.person(target.email)).toBeUndefined(); // DELETE /api/people/{email} reached the service
+      expect(h.emulator.requests.some((r) => r.method === "DELETE" && r.path.startsWith("/api/people/"))).toBe(true);
+      expect(h.emulator.person(kept.email)).toBeDefined();
+      expect(await rowCounts(other)).toEqual(otherBefore); // the other shop's copy of the same customer stays
+      expect(await mentionsTarget(other)).toBeGreaterThan(0);
+    });
+
+    it("is idempotent: a repeat finds nothing more and fails nothing", async () => {
+      const before = await rowCounts(shop);
+      await deliver(shop, "customers/redact", request(shop, target, { orders_to_redact: [8001] }));
+      expect(await lastDelivery(shop, "customers/redact")).toMatchObject({ outcome: "handled" });
+      expect(await rowCounts(shop)).toEqual({ ...before, WebhookDelivery: before.WebhookDelivery + 1 });
+      const dead = await h.app.db.prisma.outboundCall.findMany({ where: { shop, status: "dead" } });
+      expect(dead.map((d) => d.lastError)).toEqual([]);
+    });
+
+    it("keeps the service contact when the merchant's setting says so", async () => {
+      await deliver(other, "customers/redact", request(other, kept));
+      expect(await lastDelivery(other, "customers/redact")).toMatchObject({ outcome: "handled" });
+      expect((await lastDelivery(other, "customers/redact"))?.outcomeDetail).toMatch(/service contact kept/);
+      expect(h.emulator.person(kept.email)).toBeDefined();
+    });
+  });
+
+  describe("app/uninstalled, app/scopes_update and shop/redact", () => {
+    it("app/scopes_update records the current scopes", async () => {
+      await deliver(shop, "app/scopes_update", { id: 1, shop_id: "gid://shopify/Shop/1", previous: ["read_orders"], current: ["read_orders", "read_customers"], updated_at: "2026-01-01T00:00:00Z" });
+      expect((await h.app.db.prisma.shop.findUnique({ where: { domain: shop } }))?.scopes).toBe("read_orders,read_customers");
+    });
+
+    it("app/uninstalled stops delivery and drops sessions, keeping the data", async () => {
+      await h.app.db.prisma.session.create({ data: { id: `offline_${shop}`, shop, state: "", accessToken: "x" } });
+      const before = await rowCounts(shop);
+      await deliver(shop, "app/uninstalled", { id: 1, myshopify_domain: shop, domain: "privacy.example.com" });
+      const after = await rowCounts(shop);
+      expect(after.Session).toBe(0);
+      expect(after.ObjectState).toBe(before.ObjectState);
+      expect((await h.app.db.prisma.shop.findUnique({ where: { domain: shop } }))?.uninstalledAt).not.toBeNull();
+      // A sync delivery for an uninstalled shop is refused and not stored.
+      const res = await h.send({ topic: "customers/create", shop, body: customerBody({ id: "7003" }) });
+      expect(res.status).toBe(404);
+    });
+
+    it("shop/redact purges every row of the shop, its key included; the neighbour keeps all of its rows", async () => {
+      const before = await rowCounts(shop);
+      const otherBefore = await rowCounts(other);
+      await deliver(shop, "shop/redact", { shop_id: 1, shop_domain: shop });
+      const after = await rowCounts(shop);
+      console.warn("shop/redact row counts", { before, after });
+      expect(Object.values(after).every((n) => n === 0)).toBe(true);
+      expect(await rowCounts(other)).toEqual(otherBefore);
+      // Shopify's retry of the same request: nothing is stored about the shop any more, so it is
+      // answered 200 (done) without recording anything.
+      expect((await h.send({ topic: "shop/redact", shop, body: { shop_id: 1, shop_domain: shop } })).status).toBe(200);
+      expect(Object.values(await rowCounts(shop)).every((n) => n === 0)).toBe(true);
+    });
+  });
+
+  describe("the Privacy page's export", () => {
+    it("downloads a data request's export for the signed-in shop only", async () => {
+      const { mintSessionToken, CHROME_UA } = await import("../support/session-token");
+      await h.app.db.prisma.shop.create({ data: { domain: "exporter.myshopify.com" } });
+      await deliver(other, "customers/data_request", request(other, target, { orders_requested: [8001] }));
+      const row = await lastDelivery(other, "customers/data_request");
+      const get = async (s: string) =>
+        fetch(`${h.app.url}/app/privacy-export?shop=${s}&id=${row!.id}`, {
+          headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await mintSessionToken({ shop: s })}` },
+        });
+      const res = await get(other);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-disposition")).toContain("attachment");
+      const data = (await res.json()) as { customer: { id: string }; objectStates: { objectKey: string }[] };
+      expect(data.customer.id).toBe(target.id);
+      expect(data.objectStates.map((o) => o.objectKey)).toContain("customer:7001");
+      // Another shop's admin cannot fetch it by id.
+      expect((await get("exporter.myshopify.com")).status).toBe(404);
+      // The page lists the request.
+      const host = Buffer.from(`admin.shopify.com/store/${other.split(".")[0]}`).toString("base64url");
+      const page = await fetch(`${h.app.url}/app/privacy?embedded=1&shop=${other}&host=${host}&id_token=${await mintSessionToken({ shop: other })}`, {
+        headers: { "user-agent": CHROME_UA },
+      });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain("Privacy requests");
+      expect(html).toContain(row!.id);
+    });
+  });
+});
