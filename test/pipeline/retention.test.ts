@@ -81,6 +81,8 @@ describeEachDatabase("retention", (database) => {
           FROM generate_series(1, ${ROWS}) g;
     `);
 
+    // Webhooks are accepted only for installed shops.
+    await app.db.prisma.shop.upsert({ where: { domain: "retention.myshopify.com" }, create: { domain: "retention.myshopify.com" }, update: {} });
     let pruning = true;
     const prune = pruneOldRows(14).finally(() => (pruning = false));
     // The old, unbatched prune fails here: its DELETE holds PGlite until every row is gone.

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { recordInstall } from "~/shops/shops.server";
 import { fixture } from "../support/webhooks";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -12,6 +13,7 @@ describeEachDatabase("a shop that never connected", (database) => {
 
   it("queues nothing for it: no calls pile up and no reminders wait for a late connection", async () => {
     const shop = `never-connected-${Date.now().toString(36)}.myshopify.com`;
+    await recordInstall(shop, "read_customers"); // installed, never connected
     await h.send({ topic: "customers/create", shop, body: customerBody({}) });
     await h.send({ topic: "checkouts/create", shop, body: fixture("checkouts/create") });
     h.startWorkers();

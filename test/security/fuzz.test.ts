@@ -7,6 +7,7 @@ import { recordDelivery } from "~/pipeline/ingest.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
 import { planDeliveries } from "~/pipeline/plan.server";
 import { parseShopifyJson } from "~/sync/json";
+import { encryptSecret } from "~/shops/secrets.server";
 import { planWebhook } from "~/sync/plan";
 import { defaultSettings, parseSettings } from "~/sync/settings";
 import { TOPICS, topicsWithRole } from "~/topics";
@@ -151,7 +152,8 @@ describe("through the database", () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp();
-    await app.db.prisma.shop.create({ data: { domain: shop } });
+    // Installed and connected: the planner queues nothing for a shop that never connected.
+    await app.db.prisma.shop.create({ data: { domain: shop, serviceKeyEnc: encryptSecret("mk_fuzz_key", shop) } });
   }, 60_000);
   afterAll(() => app.close());
 
@@ -206,7 +208,8 @@ describe("over HTTP", () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp();
-    await app.db.prisma.shop.create({ data: { domain: shop } });
+    // Installed and connected: the planner queues nothing for a shop that never connected.
+    await app.db.prisma.shop.create({ data: { domain: shop, serviceKeyEnc: encryptSecret("mk_fuzz_key", shop) } });
   }, 60_000);
   afterAll(() => app.close());
 
