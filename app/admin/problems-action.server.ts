@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { deadLetterIdsForReason, discardProblems, replayProblems } from "./problems.server";
+
+const idSchema = z.string().regex(/^\d{1,19}$/, { error: "Not a problem id." });
+const problemActionSchema = z.discriminatedUnion("intent", [
+  z.object({ intent: z.literal("replay"), id: idSchema }),
+  z.object({ intent: z.literal("discard"), id: idSchema }),
+  z.object({ intent: z.literal("replay-reason"), reason: z.string().min(1).max(10_000) }),
+]);
+
+export interface ProblemActionResult {
+  ok: boolean;
+  toast: string;
+  error?: boolean;
+  at: number;
+}
+
+/** Replay one, replay all of a reason, discard one: only ever the signed-in shop's dead letters. */
+export async function problemAction(shop: string, form: FormData): Promise<ProblemActionResult> {
+  const at = Date.now();
+  const parsed = problemActionSchema.safeParse(Object.fromEntries(form.entries()));
+  if (!parsed.success) return { ok: false, toast: "That action is not possible.", error: true, at };
+  const a = parsed.data;
+  if (a.intent === "discard") {
+    const n = await discardProblems(shop, [a.id]);
+    return n ? { ok: true, toast: "Discarded", at } : { ok: false, toast: "Already handled", error: true, at };
+  }
+  const ids = a.intent === "replay" ? [a.id] : await deadLetterIdsForReason(shop, a.reason);
+  const n = await replayProblems(shop, ids);
+  return n
+    ? { ok: true, toast: n === 1 ? "Sent again" : `${n} sent again`, at }
+    : { ok: false, toast: "Already handled", error: true, at };
+}
