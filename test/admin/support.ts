@@ -36,7 +36,7 @@ export async function decodeBody(res: Response): Promise<unknown> {
 /** A client-side data request, as the app's own fetches send it (App Bridge adds the bearer token). */
 export async function loadData(appUrl: string, shop: string, path: string, token: TokenKind = "valid"): Promise<Response> {
   const [p, q] = path.split("?");
-  const url = `${appUrl}${p === "/app" ? "/app/_index" : p}.data${q ? `?${q}` : ""}`;
+  const url = `${appUrl}${p}.data${q ? `?${q}` : ""}`;
   return fetch(url, { headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await tokenFor(shop, token)}` } });
 }
 
