@@ -49,7 +49,7 @@ function Stat({ label, value, tone }: { label: string; value: string; tone?: "cr
           {label}
         </Text>
         <Text as="p" variant="headingLg" tone={tone}>
-          {value}
+          <span data-stat={label}>{value}</span>
         </Text>
       </BlockStack>
     </Card>

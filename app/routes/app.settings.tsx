@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
-import { Banner, BlockStack, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
+import { Banner, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { loadSettings, saveSettings } from "~/admin/settings.server";
 import { PageError, useToast } from "~/admin/ui";
@@ -15,7 +15,7 @@ export const action = async ({ request }: ActionFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   const result = await saveSettings(session.shop, await request.formData());
   return result.ok
-    ? { ok: true as const, errors: {} as Record<string, string>, toast: "Settings saved", at: Date.now() }
+    ? { ok: true as const, settings: result.settings, errors: {} as Record<string, string>, toast: "Settings saved", at: Date.now() }
     : { ok: false as const, errors: result.errors, toast: "Check the highlighted fields", error: true, at: Date.now() };
 };
 
@@ -28,8 +28,8 @@ export default function Settings() {
   const [s, setS] = useState({ ...settings, abandonmentDelayMinutes: String(settings.abandonmentDelayMinutes) });
   // After a save, show what was stored.
   useEffect(() => {
-    if (result?.ok) setS({ ...settings, abandonmentDelayMinutes: String(settings.abandonmentDelayMinutes) });
-  }, [result, settings]);
+    if (result?.ok) setS({ ...result.settings, abandonmentDelayMinutes: String(result.settings.abandonmentDelayMinutes) });
+  }, [result]);
   const set = <K extends keyof typeof s>(key: K) => (value: (typeof s)[K]) => setS((prev) => ({ ...prev, [key]: value }));
 
   return (
@@ -58,6 +58,7 @@ export default function Settings() {
                   ]}
                 />
                 <Checkbox
+                  value="true"
                   label="Sync customers who have not subscribed (as inactive contacts)"
                   name="syncNonSubscribers"
                   checked={s.syncNonSubscribers}
@@ -65,6 +66,7 @@ export default function Settings() {
                   error={errors.syncNonSubscribers}
                 />
                 <Checkbox
+                  value="true"
                   label="Let customer events create or update contacts"
                   name="customerEventsCreateContacts"
                   checked={s.customerEventsCreateContacts}
@@ -72,6 +74,7 @@ export default function Settings() {
                   error={errors.customerEventsCreateContacts}
                 />
                 <Checkbox
+                  value="true"
                   label="Delete the contact when the Shopify customer is deleted"
                   helpText="Otherwise the contact stays and a “customer deleted” event is recorded."
                   name="deleteContactOnCustomerDelete"
@@ -127,6 +130,7 @@ export default function Settings() {
                   ]}
                 />
                 <Checkbox
+                  value="true"
                   label="Send storefront browsing events (product and cart views)"
                   name="storefrontEvents"
                   checked={s.storefrontEvents}

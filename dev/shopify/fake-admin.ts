@@ -82,7 +82,8 @@ export async function startFakeAdmin(
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://fake-admin");
+    // The Host header gives the address the caller used (the App Bridge stub calls back to it).
+    const url = new URL(req.url ?? "/", `http://${header(req, "host") ?? "fake-admin"}`);
     const shop = url.searchParams.get("shop") ?? "";
     const raw = await readBody(req);
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
