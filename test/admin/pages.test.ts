@@ -208,7 +208,8 @@ describe("health, problems and activity over the real pipeline", () => {
     // B can neither see nor act on A's dead letter.
     const bView = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, B, "/app/problems"), "routes/app.problems");
     expect(bView.groups).toHaveLength(0);
-    for (const fields of [{ intent: "replay", id: dead.id }, { intent: "discard", id: dead.id }, { intent: "replay-reason", reason: group.reason }]) {
+    const attempts: Record<string, string>[] = [{ intent: "replay", id: dead.id }, { intent: "discard", id: dead.id }, { intent: "replay-reason", reason: group.reason }];
+    for (const fields of attempts) {
       const r = await actionData<{ ok: boolean }>(await postForm(h.app.url, B, "/app/problems", fields));
       expect(r.ok).toBe(false);
     }

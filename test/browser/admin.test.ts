@@ -163,8 +163,8 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
   });
 
   afterAll(() => {
-    console.log("Largest contentful paint per page (ms, local, headless Chromium):");
-    for (const [name, ms] of Object.entries(lcp)) console.log(`  ${name.padEnd(30)} ${ms.toFixed(0)}`);
+    console.warn("Largest contentful paint per page (ms, local, headless Chromium):");
+    for (const [name, ms] of Object.entries(lcp)) console.warn(`  ${name.padEnd(30)} ${ms.toFixed(0)}`);
   });
 });
 
