@@ -16,6 +16,14 @@ const storedCallSchema = z.looseObject({
     .optional(),
 });
 
+// Operations in the merchant's words; unknown ones show as they are.
+const OPERATIONS: Record<string, string> = {
+  "person.upsert": "Contact created or updated",
+  "person.delete": "Contact deleted",
+  "person.update": "Contact updated",
+  "event.custom": "Custom event",
+};
+
 export interface CallSummary {
   /** "person.upsert", "event order/completed", … */
   what: string;
@@ -30,7 +38,7 @@ export function summariseCall(call: unknown): CallSummary {
   const parsed = storedCallSchema.safeParse(call);
   if (!parsed.success) return { what: "service call", customer: null, orderName: null };
   const c = parsed.data;
-  const what = c.op === "event" && c.type ? `${c.type}/${c.action ?? ""}` : (c.op ?? "service call");
+  const what = c.op === "event" && c.type ? `Event: ${c.type} ${(c.action ?? "").replaceAll("_", " ")}`.trim() : (OPERATIONS[c.op ?? ""] ?? c.op ?? "Service call");
   return {
     what,
     customer: maskEmail(c.body?.email ?? null),

@@ -41,6 +41,11 @@ const STATE_BADGE = {
   not_installed: <Badge tone="attention">Not connected</Badge>,
 } as const;
 
+function initials(name: string): string {
+  const words = name.split(/[\s@.]+/).filter(Boolean);
+  return (words.length > 1 ? words[0][0] + words[1][0] : name.slice(0, 2)).toUpperCase();
+}
+
 export default function Connection() {
   const shop = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
@@ -107,7 +112,7 @@ export default function Connection() {
                     {account.logoUrl ? (
                       <img src={account.logoUrl} alt="" width={40} height={40} style={{ borderRadius: 8 }} />
                     ) : (
-                      <Avatar initials={(account.company ?? account.email).slice(0, 2).toUpperCase()} name={account.company ?? account.email} />
+                      <Avatar initials={initials(account.company ?? account.email)} name={account.company ?? account.email} />
                     )}
                     <BlockStack gap="050">
                       <Text as="p" variant="bodyMd" fontWeight="semibold">

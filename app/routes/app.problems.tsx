@@ -98,7 +98,7 @@ export default function Problems() {
                     <BlockStack gap="100">
                       <InlineStack gap="200" blockAlign="center">
                         <Text as="h2" variant="headingMd">
-                          {g.reason}
+                          {g.reason.charAt(0).toUpperCase() + g.reason.slice(1)}
                         </Text>
                         <Badge tone="critical">{`${g.count}`}</Badge>
                       </InlineStack>

@@ -162,9 +162,21 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await page.getByText("k•••@example.com").first().waitFor();
   });
 
-  afterAll(() => {
-    console.warn("Largest contentful paint per page (ms, local, headless Chromium):");
-    for (const [name, ms] of Object.entries(lcp)) console.warn(`  ${name.padEnd(30)} ${ms.toFixed(0)}`);
+  it("measures the largest contentful paint of every page (printed, not asserted)", async () => {
+    const pages = { "Sync health": "/app", Connection: "/app/connection", Settings: "/app/settings", Problems: "/app/problems", Activity: "/app/activity" };
+    const warm: Record<string, number[]> = {};
+    for (let round = 0; round < 3; round++) {
+      for (const [name, p] of Object.entries(pages)) (warm[name] ??= []).push(await open(p));
+    }
+    console.warn("Largest contentful paint per page, ms (local, headless Chromium, full load with id_token):");
+    console.warn(`  ${"page".padEnd(30)} ${"first visit".padStart(12)} ${"median of 3 later".padStart(18)}`);
+    for (const [name, runs] of Object.entries(warm)) {
+      const sorted = [...runs].sort((a, b) => a - b);
+      const first = lcp[name] ?? lcp[`${name} (first)`];
+      console.warn(`  ${name.padEnd(30)} ${(first?.toFixed(0) ?? "-").padStart(12)} ${sorted[1].toFixed(0).padStart(18)}`);
+    }
+    console.warn(`  ${"Sync health (not connected)".padEnd(30)} ${lcp["Sync health (not connected)"].toFixed(0).padStart(12)}`);
+    await shot("10-health-final");
   });
 });
 
