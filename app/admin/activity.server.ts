@@ -1,5 +1,5 @@
 import { database } from "../db.server";
-import { callSearchSql, describeObject, likePattern, summariseCall } from "./calls";
+import { callSearchSql, describeObject, isRowId, likePattern, summariseCall } from "./calls";
 import { maskEmailsIn } from "./privacy";
 
 export interface ActivityEntry {
@@ -41,7 +41,7 @@ export async function recentActivity(
     params.push(likePattern(options.search.trim()));
     where += ` AND ${callSearchSql(params.length)}`;
   }
-  if (options.before && /^\d{1,19}$/.test(options.before)) {
+  if (options.before && isRowId(options.before)) {
     params.push(options.before);
     where += ` AND o.id < $${params.length}::bigint`;
   }

@@ -66,3 +66,10 @@ export function callSearchSql(n: number): string {
 export function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
+
+/** A queue row id as sent by a form or a link: digits only, within PostgreSQL's bigint. */
+export function isRowId(value: string): boolean {
+  return /^\d{1,19}$/.test(value) && BigInt(value) <= MAX_BIGINT;
+}

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { isRowId } from "./calls";
 import { deadLetterIdsForReason, discardProblems, replayProblems } from "./problems.server";
 
-const idSchema = z.string().regex(/^\d{1,19}$/, { error: "Not a problem id." });
+const idSchema = z.string().refine(isRowId, { error: "Not a problem id." });
 const problemActionSchema = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("replay"), id: idSchema }),
   z.object({ intent: z.literal("discard"), id: idSchema }),

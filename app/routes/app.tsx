@@ -1,10 +1,11 @@
 import type { HeadersFunction, LinksFunction, LoaderFunctionArgs } from "@remix-run/node";
-import { Link, Outlet, useLoaderData, useNavigation, useRouteError } from "@remix-run/react";
+import { Link, Outlet, useLoaderData, useLocation, useNavigation, useRouteError } from "@remix-run/react";
 import { NavMenu } from "@shopify/app-bridge-react";
 import polarisStyles from "@shopify/polaris/build/esm/styles.css?url";
 import { boundary } from "@shopify/shopify-app-remix/server";
 import { AppProvider } from "@shopify/shopify-app-remix/react";
 import { useEffect } from "react";
+import { PageSkeleton } from "~/admin/ui";
 import { config } from "~/config.server";
 import { authenticate } from "~/shopify.server";
 
@@ -17,10 +18,21 @@ export const loader = async ({ request }: LoaderFunctionArgs) => {
   return { apiKey, appBridgeUrl: adminApiOrigin ? `${adminApiOrigin}/cdn/app-bridge.js` : undefined };
 };
 
+const TITLES: Record<string, string> = {
+  "/app": "Sync health",
+  "/app/connection": "Connection",
+  "/app/settings": "Settings",
+  "/app/problems": "Problems",
+  "/app/activity": "Activity",
+};
+
 export default function AppLayout() {
   const { apiKey, appBridgeUrl } = useLoaderData<typeof loader>();
   const navigation = useNavigation();
+  const location = useLocation();
   const loading = navigation.state !== "idle";
+  // Going to another page: its skeleton while its data loads (same page: dimmed, as it refreshes).
+  const nextPage = navigation.state === "loading" && navigation.location.pathname !== location.pathname ? navigation.location.pathname : null;
   // The admin's own loading bar (App Bridge), shown while a page loads or a form saves.
   useEffect(() => {
     if (typeof window === "undefined") return;
@@ -38,8 +50,8 @@ export default function AppLayout() {
         <Link to="/app/problems">Problems</Link>
         <Link to="/app/activity">Activity</Link>
       </NavMenu>
-      <div aria-busy={loading} style={{ opacity: navigation.state === "loading" ? 0.6 : 1, transition: "opacity 150ms" }}>
-        <Outlet />
+      <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
+        {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}
       </div>
     </AppProvider>
   );

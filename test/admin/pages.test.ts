@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConnectionError, connectShop, pauseShop, shopContext } from "~/shops/connection.server";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { fixture } from "../support/webhooks";
 import { actionData, loadData, openPage, postForm, routeData, type TokenKind } from "./support";
 
 // Two merchants in one database: A does everything, B tries to see and touch A's data.
@@ -240,6 +241,57 @@ describe("health, problems and activity over the real pipeline", () => {
     const { entries } = await routeData<{ entries: { customer: string; status: string; what: string }[] }>(res, "routes/app.activity");
     expect(entries.length).toBeGreaterThanOrEqual(1);
     expect(entries[0]).toMatchObject({ customer: "g•••@example.com", status: "delivered" });
+  });
+
+  it("activity finds an order by its name", async () => {
+    const order = JSON.parse(fixture("orders/create")) as Record<string, unknown>;
+    Object.assign(order, { id: 880001, admin_graphql_api_id: "gid://shopify/Order/880001", name: "#4242", email: "ord@example.com", updated_at: new Date().toISOString() });
+    await h.send({ topic: "orders/create", shop: A, body: order });
+    await h.settle();
+    const { entries } = await routeData<{ entries: { orderName: string | null; customer: string | null }[] }>(
+      await loadData(h.app.url, A, `/app/activity?q=${encodeURIComponent("#4242")}`),
+      "routes/app.activity",
+    );
+    expect(entries.length).toBeGreaterThanOrEqual(1);
+    expect(entries.every((e) => e.orderName === "#4242")).toBe(true);
+    const theirs = await routeData<{ entries: unknown[] }>(await loadData(h.app.url, B, `/app/activity?q=${encodeURIComponent("#4242")}`), "routes/app.activity");
+    expect(theirs.entries).toHaveLength(0);
+  });
+
+  it("hostile input: bad ids, odd search text and oversized values get clear answers and change nothing", async () => {
+    const hostile: Record<string, string>[] = [{ intent: "replay", id: "1 OR 1=1" }, { intent: "discard", id: "-1" }, { intent: "explode" }, { intent: "replay", id: "9".repeat(40) }, { intent: "discard", id: "9".repeat(19) }];
+    for (const fields of hostile) {
+      const res = await postForm(h.app.url, A, "/app/problems", fields);
+      expect(res.status).toBe(200);
+      expect(await actionData(res)).toMatchObject({ ok: false, toast: "That action is not possible." });
+    }
+    for (const q of ["%", "_", "' OR '1'='1", "\\", "x".repeat(5000)]) {
+      const res = await loadData(h.app.url, A, `/app/problems?q=${encodeURIComponent(q)}`);
+      expect(res.status).toBe(200);
+      expect((await routeData<{ groups: unknown[] }>(res, "routes/app.problems")).groups).toHaveLength(0);
+    }
+    for (const before of ["not-a-number", "9".repeat(19)]) expect((await loadData(h.app.url, A, `/app/activity?before=${before}`)).status).toBe(200);
+    const settings = await actionData<{ ok: boolean; errors: Record<string, string> }>(
+      await postForm(h.app.url, A, "/app/settings", { optInMode: "trust_shopify", orderCompletedOn: "paid", trackerMode: "modern", abandonmentDelayMinutes: "1e9", source: "s".repeat(500) }),
+    );
+    expect(settings.ok).toBe(false);
+    expect(settings.errors).toMatchObject({ abandonmentDelayMinutes: expect.any(String), source: "Use at most 100 characters." });
+  });
+
+  it("the 30-day chart keeps history older than the delivered calls' retention", async () => {
+    const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+    tenDaysAgo.setUTCMinutes(0, 0, 0);
+    await h.app.db.prisma.syncCounterHourly.create({ data: { shop: A, kind: "order", hour: tenDaysAgo, delivered: 37, failed: 2 } });
+    const home = await routeData<{ history: { month: { at: string; delivered: number; failed: number }[]; day: { delivered: number }[] } }>(
+      await loadData(h.app.url, A, "/app"),
+      "routes/app._index",
+    );
+    expect(home.history.month).toHaveLength(30);
+    expect(home.history.day).toHaveLength(24);
+    const bucket = home.history.month.find((p) => p.at.slice(0, 10) === tenDaysAgo.toISOString().slice(0, 10));
+    expect(bucket).toMatchObject({ delivered: 37, failed: 2 });
+    const other = await routeData<{ history: { month: { delivered: number }[] } }>(await loadData(h.app.url, B, "/app"), "routes/app._index");
+    expect(other.history.month.every((p) => p.delivered === 0)).toBe(true);
   });
 
   it("discard takes a dead letter out of the list for good", async () => {
