@@ -66,6 +66,12 @@ export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = da
   );
 }
 
+/** The chart shows 30 days; older hourly buckets can go (for the retention job to call). */
+export async function pruneCounterHistory(olderThan: Date): Promise<number> {
+  const { count } = await prisma().syncCounterHourly.deleteMany({ where: { hour: { lt: olderThan } } });
+  return count;
+}
+
 export interface HistoryPoint {
   /** bucket start, ISO */
   at: string;
