@@ -51,8 +51,17 @@ function serviceMessage(lastResponse: unknown): string | null {
  * customer e-mail, order name or object id contains `search`. Shows at most `limit` per group.
  */
 export async function listProblems(shop: string, options: { search?: string; limit?: number } = {}): Promise<ProblemGroup[]> {
-  const params: unknown[] = [shop, CALL_STATUS.dead];
-  let where = `o.shop = $1 AND o.status = $2`;
+  return groupFailures(shop, `o.status = '${CALL_STATUS.dead}'`, options);
+}
+
+/** Recent failures still being retried automatically (queued after a failed attempt), grouped by reason. */
+export async function listRetrying(shop: string, options: { search?: string; limit?: number } = {}): Promise<ProblemGroup[]> {
+  return groupFailures(shop, `o.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') AND o.attempts > 0 AND o."lastError" IS NOT NULL`, options);
+}
+
+async function groupFailures(shop: string, statusSql: string, options: { search?: string; limit?: number }): Promise<ProblemGroup[]> {
+  const params: unknown[] = [shop];
+  let where = `o.shop = $1 AND ${statusSql}`;
   if (options.search?.trim()) {
     params.push(likePattern(options.search.trim()));
     where += ` AND ${callSearchSql(params.length)}`;

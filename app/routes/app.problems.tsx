@@ -3,14 +3,15 @@ import { Form, useActionData, useLoaderData, useNavigation, useSearchParams, use
 import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { problemAction } from "~/admin/problems-action.server";
-import { listProblems } from "~/admin/problems.server";
+import { listProblems, listRetrying } from "~/admin/problems.server";
 import { PageError, formatWhen, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
-  return { search, groups: await listProblems(session.shop, { search }) };
+  const [groups, retrying] = await Promise.all([listProblems(session.shop, { search }), listRetrying(session.shop, { search, limit: 10 })]);
+  return { search, groups, retrying };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -38,7 +39,7 @@ function ActionButton({ intent, fields, children, tone }: { intent: string; fiel
 }
 
 export default function Problems() {
-  const { groups, search } = useLoaderData<typeof loader>();
+  const { groups, retrying, search } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   useToast(result);
   const [params] = useSearchParams();
@@ -72,6 +73,46 @@ export default function Problems() {
             </Form>
           </Card>
         </Layout.Section>
+        {retrying.length > 0 && (
+          <Layout.Section>
+            <Card padding="0">
+              <Box padding="400">
+                <BlockStack gap="100">
+                  <Text as="h2" variant="headingMd">
+                    Being retried automatically
+                  </Text>
+                  <Text as="p" tone="subdued">
+                    These failed recently and are retried for up to 24 hours; nothing to do unless they end up below.
+                  </Text>
+                </BlockStack>
+              </Box>
+              <IndexTable
+                resourceName={{ singular: "failure", plural: "failures" }}
+                itemCount={retrying.reduce((n, g) => n + g.problems.length, 0)}
+                selectable={false}
+                headings={[{ title: "Object" }, { title: "What" }, { title: "Customer" }, { title: "Attempts", alignment: "end" }, { title: "Last error" }]}
+              >
+                {retrying
+                  .flatMap((g) => g.problems)
+                  .map((p, i) => (
+                    <IndexTable.Row id={p.id} key={p.id} position={i}>
+                      <IndexTable.Cell>{p.orderName ? `Order ${p.orderName}` : p.object}</IndexTable.Cell>
+                      <IndexTable.Cell>{p.what}</IndexTable.Cell>
+                      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <Text as="span" alignment="end" numeric>
+                          {p.attempts}
+                        </Text>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <div style={{ whiteSpace: "normal", maxWidth: 360 }}>{p.message ?? "—"}</div>
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+              </IndexTable>
+            </Card>
+          </Layout.Section>
+        )}
         {total === 0 ? (
           <Layout.Section>
             <Card>

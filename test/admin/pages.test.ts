@@ -294,6 +294,31 @@ describe("health, problems and activity over the real pipeline", () => {
     expect(other.history.month.every((p) => p.delivered === 0)).toBe(true);
   });
 
+  it("recent failures still being retried are listed apart, with no replay action, and only for their shop", async () => {
+    // A call between two attempts (the service failed once; the next try is an hour away).
+    const row = await h.app.db.prisma.outboundCall.create({
+      data: {
+        shop: A,
+        objectKey: "customer:990",
+        kind: "customer",
+        call: { op: "person.upsert", body: { email: "retry.me@example.com", source: "shopify" } },
+        attempts: 2,
+        lastError: "server_error: Server Error",
+        runAt: new Date(Date.now() + 3_600_000),
+      },
+    });
+    const mine = await routeData<{ retrying: { problems: { id: string; customer: string; attempts: number }[] }[] }>(
+      await loadData(h.app.url, A, "/app/problems"),
+      "routes/app.problems",
+    );
+    expect(mine.retrying.flatMap((g) => g.problems)).toEqual([expect.objectContaining({ id: String(row.id), customer: "r•••@example.com", attempts: 2 })]);
+    const theirs = await routeData<{ retrying: unknown[] }>(await loadData(h.app.url, B, "/app/problems"), "routes/app.problems");
+    expect(theirs.retrying).toHaveLength(0);
+    // Replay is for dead letters only.
+    expect(await actionData(await postForm(h.app.url, A, "/app/problems", { intent: "replay", id: String(row.id) }))).toMatchObject({ ok: false });
+    await h.app.db.prisma.outboundCall.delete({ where: { id: row.id } });
+  });
+
   it("discard takes a dead letter out of the list for good", async () => {
     h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
     await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "502", email: "alan@example.com", consent: "subscribed" }) });
