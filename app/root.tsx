@@ -6,6 +6,8 @@ export default function App() {
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width,initial-scale=1" />
+        {/* No favicon inside the admin iframe; this stops the browser asking for /favicon.ico. */}
+        <link rel="icon" href="data:," />
         <Meta />
         <Links />
       </head>

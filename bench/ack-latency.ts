@@ -103,7 +103,7 @@ async function serveChild(o: ChildOptions): Promise<void> {
     await db.migrate();
     installDatabase(db);
     const http = await startHttpServer({ build: await loadServerBuild(), port: 0, host: "127.0.0.1" });
-    if (o.worker) await connectShop(SHOP, { apiKey: o.apiKey!, baseUrl: o.emulatorUrl! });
+    if (o.worker) await connectShop(SHOP, { apiKey: o.apiKey!, baseUrl: o.emulatorUrl!, importHistory: false });
     // Deliveries are recorded only for an installed shop.
     else await db.sql.query(`INSERT INTO "Shop" (domain, "updatedAt") VALUES ($1, now()) ON CONFLICT DO NOTHING`, [SHOP]);
     const worker = o.worker ? startWorker() : undefined;

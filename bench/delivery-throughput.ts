@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       installDatabase(db);
       const shop = `bench-delivery-${randomUUID().slice(0, 8)}.myshopify.com`;
       // Deliveries are recorded only for an installed shop: connect (which installs) first.
-      await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url });
+      await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
 
       // 1. Record the deliveries as the webhook route does (PGlite runs one query at a time anyway).
       const recordStart = performance.now();

@@ -40,19 +40,69 @@ export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = da
       lastDeliveredAt: m.lastDeliveredAt?.toISOString() ?? null,
       lastLagMs: m.lastLagMs ?? null,
     }));
+  // One statement writes the totals and this hour's bucket (the health chart), so they never disagree.
   await tx.query(
-    `INSERT INTO "SyncCounter" AS c (shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs")
-     SELECT shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs"
-       FROM jsonb_to_recordset($1::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
+    `WITH r AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
             skipped int, failed int, dead int, "lastDeliveredAt" timestamptz, "lastLagMs" int)
-     ON CONFLICT (shop, kind) DO UPDATE SET
-       received = c.received + EXCLUDED.received, duplicates = c.duplicates + EXCLUDED.duplicates,
-       delivered = c.delivered + EXCLUDED.delivered, skipped = c.skipped + EXCLUDED.skipped,
-       failed = c.failed + EXCLUDED.failed, dead = c.dead + EXCLUDED.dead,
-       "lastDeliveredAt" = COALESCE(EXCLUDED."lastDeliveredAt", c."lastDeliveredAt"),
-       "lastLagMs" = COALESCE(EXCLUDED."lastLagMs", c."lastLagMs")`,
+     ), totals AS (
+       INSERT INTO "SyncCounter" AS c (shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs")
+       SELECT shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs" FROM r
+       ON CONFLICT (shop, kind) DO UPDATE SET
+         received = c.received + EXCLUDED.received, duplicates = c.duplicates + EXCLUDED.duplicates,
+         delivered = c.delivered + EXCLUDED.delivered, skipped = c.skipped + EXCLUDED.skipped,
+         failed = c.failed + EXCLUDED.failed, dead = c.dead + EXCLUDED.dead,
+         "lastDeliveredAt" = COALESCE(EXCLUDED."lastDeliveredAt", c."lastDeliveredAt"),
+         "lastLagMs" = COALESCE(EXCLUDED."lastLagMs", c."lastLagMs")
+       RETURNING 1
+     )
+     INSERT INTO "SyncCounterHourly" AS h (shop, kind, hour, received, delivered, skipped, failed, dead)
+     SELECT shop, kind, date_trunc('hour', timezone('UTC', now())), received, delivered, skipped, failed, dead FROM r
+     WHERE received + delivered + skipped + failed + dead > 0
+     ON CONFLICT (shop, hour, kind) DO UPDATE SET
+       received = h.received + EXCLUDED.received, delivered = h.delivered + EXCLUDED.delivered,
+       skipped = h.skipped + EXCLUDED.skipped, failed = h.failed + EXCLUDED.failed, dead = h.dead + EXCLUDED.dead`,
     [JSON.stringify(rows)]
   );
+}
+
+/** The chart shows 30 days; older hourly buckets can go (for the retention job to call). */
+export async function pruneCounterHistory(olderThan: Date): Promise<number> {
+  const { count } = await prisma().syncCounterHourly.deleteMany({ where: { hour: { lt: olderThan } } });
+  return count;
+}
+
+export interface HistoryPoint {
+  /** bucket start, ISO */
+  at: string;
+  delivered: number;
+  failed: number;
+  dead: number;
+}
+
+/**
+ * Deliveries and failures per hour (last 24 h) or per day (last 30 d), every bucket present
+ * (zeros included) so that the chart's axis is even.
+ */
+export async function counterHistory(shop: string, range: "24h" | "30d", now = new Date()): Promise<HistoryPoint[]> {
+  const hourly = range === "24h";
+  const step = hourly ? 3_600_000 : 86_400_000;
+  const buckets = hourly ? 24 : 30;
+  const end = Math.floor(now.getTime() / step) * step;
+  const start = end - (buckets - 1) * step;
+  const rows = await prisma().syncCounterHourly.findMany({
+    where: { shop, hour: { gte: new Date(start) } },
+    select: { hour: true, delivered: true, failed: true, dead: true },
+  });
+  const points = Array.from({ length: buckets }, (_, i) => ({ at: new Date(start + i * step).toISOString(), delivered: 0, failed: 0, dead: 0 }));
+  for (const r of rows) {
+    const i = Math.floor((r.hour.getTime() - start) / step);
+    if (i < 0 || i >= buckets) continue;
+    points[i].delivered += r.delivered;
+    points[i].failed += r.failed;
+    points[i].dead += r.dead;
+  }
+  return points;
 }
 
 export interface SyncHealth {

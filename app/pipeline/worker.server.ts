@@ -10,7 +10,11 @@ import { planDeliveries } from "./plan.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
 import { CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
+import { pruneCounterHistory } from "./counters.server";
 import { pruneOldRows } from "./retention.server";
+
+/** The 30-day chart plus a day of margin. */
+const COUNTER_HISTORY_DAYS = 31;
 import { yieldToWebhooks } from "./webhook-priority.server";
 
 export interface Worker {
@@ -57,6 +61,8 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       lastPrune = Date.now();
       const pruned = await pruneOldRows(policy.retentionDays);
       if (pruned.calls || pruned.deliveries) log.info(pruned, "pruned old rows");
+      // The health chart shows 30 days of hourly buckets; older ones go.
+      await pruneCounterHistory(new Date(Date.now() - COUNTER_HISTORY_DAYS * 86_400_000));
     }
     return planned + delivered + fired + imported;
   }

@@ -1,37 +1,199 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { useLoaderData } from "@remix-run/react";
-import { Badge, BlockStack, Card, InlineStack, Layout, Page, Text } from "@shopify/polaris";
-import { describeShop } from "~/shops/shops.server";
+import { useLoaderData, useRevalidator } from "@remix-run/react";
+import {
+  Badge,
+  Banner,
+  BlockStack,
+  Box,
+  Button,
+  Card,
+  DataTable,
+  InlineGrid,
+  InlineStack,
+  Layout,
+  Page,
+  Tabs,
+  Text,
+} from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { HealthChart } from "~/admin/HealthChart";
+import { healthView } from "~/admin/health.server";
+import { PageError, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
-  return describeShop(session.shop);
+  const view = await healthView(session.shop);
+  return {
+    ...view,
+    shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
+  };
 };
 
-export default function Index() {
-  const shop = useLoaderData<typeof loader>();
+const BANNER_TONE = { healthy: "success", degraded: "warning", paused: "critical", not_connected: "info" } as const;
+const KIND_LABEL: Record<string, string> = {
+  customer: "Customers",
+  order: "Orders",
+  product: "Products",
+  cart: "Carts",
+  checkout: "Checkouts",
+  subscription: "Subscriptions",
+  other: "Other",
+};
+
+function Stat({ label, value, tone }: { label: string; value: string; tone?: "critical" | "caution" | "success" }) {
   return (
-    <Page title="Marketing Sync">
+    <Card>
+      <BlockStack gap="100">
+        <Text as="p" variant="bodySm" tone="subdued">
+          {label}
+        </Text>
+        <Text as="p" variant="headingLg" tone={tone}>
+          <span data-stat={label}>{value}</span>
+        </Text>
+      </BlockStack>
+    </Card>
+  );
+}
+
+export default function SyncHealth() {
+  const view = useLoaderData<typeof loader>();
+  const revalidator = useRevalidator();
+  const [tab, setTab] = useState(0);
+  // The numbers move while the worker delivers: refresh every 10 s while the page is visible.
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
+    }, 10_000);
+    return () => clearInterval(timer);
+  }, [revalidator]);
+
+  const { banner, totals, shop } = view;
+  const statusBadge =
+    shop.state === "connected" ? <Badge tone="success">Connected</Badge> : shop.state === "paused" ? <Badge tone="critical">Paused</Badge> : <Badge tone="attention">Not connected</Badge>;
+
+  if (shop.state !== "connected" && shop.state !== "paused" && totals.received === 0) {
+    return (
+      <Page title="Marketing Sync" titleMetadata={statusBadge}>
+        <Layout>
+          <Layout.Section>
+            <Card>
+              <Box padding="600">
+                <BlockStack gap="400" inlineAlign="center">
+                  <Text as="h2" variant="headingLg" alignment="center">
+                    Connect your email marketing account
+                  </Text>
+                  <Text as="p" tone="subdued" alignment="center">
+                    Connect {shop.domain} to your marketing account to start syncing customers, consent, orders, products and abandoned carts.
+                  </Text>
+                  <Button variant="primary" url="/app/connection">
+                    Connect account
+                  </Button>
+                </BlockStack>
+              </Box>
+            </Card>
+          </Layout.Section>
+        </Layout>
+      </Page>
+    );
+  }
+
+  const rows = view.kinds.map((k) => [
+    KIND_LABEL[k.kind] ?? k.kind,
+    formatNumber(k.received),
+    formatNumber(k.delivered),
+    formatNumber(k.skipped),
+    formatNumber(k.stale),
+    formatNumber(k.failed),
+    formatNumber(k.dead),
+    formatNumber(k.queued),
+  ]);
+
+  return (
+    <Page title="Sync health" titleMetadata={statusBadge} subtitle={shop.domain}>
       <Layout>
+        <Layout.Section>
+          <Banner
+            tone={BANNER_TONE[banner.status]}
+            title={banner.title}
+            action={
+              banner.status === "paused" || banner.status === "not_connected"
+                ? { content: "Open Connection", url: "/app/connection" }
+                : banner.status === "degraded" && totals.dead > 0
+                  ? { content: "Open Problems", url: "/app/problems" }
+                  : undefined
+            }
+          >
+            <p>{banner.reason}</p>
+            {banner.fix && <p>{banner.fix}</p>}
+          </Banner>
+        </Layout.Section>
+        <Layout.Section>
+          <InlineGrid columns={{ xs: 2, md: 4 }} gap="400">
+            <Stat label="Delivered" value={formatNumber(totals.delivered)} tone="success" />
+            <Stat label="Waiting to send" value={formatNumber(totals.queued)} />
+            <Stat label="Current lag" value={formatDuration(view.lagMs)} />
+            <Stat label="Need attention" value={formatNumber(totals.dead)} tone={totals.dead ? "critical" : undefined} />
+          </InlineGrid>
+        </Layout.Section>
         <Layout.Section>
           <Card>
             <BlockStack gap="300">
-              <InlineStack gap="200" blockAlign="center">
+              <InlineStack align="space-between" blockAlign="center">
                 <Text as="h2" variant="headingMd">
-                  Email marketing connection
+                  Deliveries and failures
                 </Text>
-                {shop.connected ? <Badge tone="success">Connected</Badge> : <Badge tone="attention">Not connected</Badge>}
+                <Text as="p" variant="bodySm" tone="subdued">
+                  Last successful delivery: {formatWhen(view.lastDeliveredAt)}
+                </Text>
               </InlineStack>
-              <Text as="p" variant="bodyMd">
-                {shop.connected
-                  ? `Customers, orders, products and carts from ${shop.domain} are synced to your marketing account.`
-                  : `Connect ${shop.domain} to your marketing account to start syncing customers, orders, products and carts.`}
-              </Text>
+              <Tabs
+                tabs={[
+                  { id: "day", content: "Last 24 hours" },
+                  { id: "month", content: "Last 30 days" },
+                ]}
+                selected={tab}
+                onSelect={setTab}
+              />
+              <HealthChart points={tab === 0 ? view.history.day : view.history.month} range={tab === 0 ? "24h" : "30d"} />
             </BlockStack>
           </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <Card padding="0">
+            <Box padding="400">
+              <Text as="h2" variant="headingMd">
+                By type
+              </Text>
+            </Box>
+            {rows.length ? (
+              <DataTable
+                columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
+                headings={["Type", "Received", "Delivered", "Skipped", "Stale", "Failed attempts", "Gave up", "Waiting"]}
+                rows={rows}
+                totals={["", ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.failed, totals.dead, totals.queued].map(formatNumber)]}
+                showTotalsInFooter
+              />
+            ) : (
+              <Box padding="400">
+                <Text as="p" tone="subdued">
+                  Nothing received yet. Changes appear here as soon as your store sends them.
+                </Text>
+              </Box>
+            )}
+          </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <InlineStack gap="200">
+            <Button url="/app/activity">View activity</Button>
+            <Button url="/app/problems">View problems</Button>
+          </InlineStack>
         </Layout.Section>
       </Layout>
     </Page>
   );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="Sync health" />;
 }

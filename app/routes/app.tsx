@@ -1,9 +1,11 @@
 import type { HeadersFunction, LinksFunction, LoaderFunctionArgs } from "@remix-run/node";
-import { Link, Outlet, useLoaderData, useRouteError } from "@remix-run/react";
+import { Link, Outlet, useLoaderData, useLocation, useNavigation, useRouteError } from "@remix-run/react";
 import { NavMenu } from "@shopify/app-bridge-react";
 import polarisStyles from "@shopify/polaris/build/esm/styles.css?url";
 import { boundary } from "@shopify/shopify-app-remix/server";
 import { AppProvider } from "@shopify/shopify-app-remix/react";
+import { useEffect } from "react";
+import { PageSkeleton } from "~/admin/ui";
 import { config } from "~/config.server";
 import { authenticate } from "~/shopify.server";
 
@@ -11,19 +13,46 @@ export const links: LinksFunction = () => [{ rel: "stylesheet", href: polarisSty
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   await authenticate.admin(request);
-  return { apiKey: config().apiKey };
+  const { apiKey, adminApiOrigin } = config();
+  // Tests and the demo talk to the fake Admin, which serves an App Bridge stub (the CDN is unreachable).
+  return { apiKey, appBridgeUrl: adminApiOrigin ? `${adminApiOrigin}/cdn/app-bridge.js` : undefined };
+};
+
+const TITLES: Record<string, string> = {
+  "/app": "Sync health",
+  "/app/connection": "Connection",
+  "/app/settings": "Settings",
+  "/app/problems": "Problems",
+  "/app/activity": "Activity",
 };
 
 export default function AppLayout() {
-  const { apiKey } = useLoaderData<typeof loader>();
+  const { apiKey, appBridgeUrl } = useLoaderData<typeof loader>();
+  const navigation = useNavigation();
+  const location = useLocation();
+  const loading = navigation.state !== "idle";
+  // Going to another page: its skeleton while its data loads (same page: dimmed, as it refreshes).
+  const nextPage = navigation.state === "loading" && navigation.location.pathname !== location.pathname ? navigation.location.pathname : null;
+  // The admin's own loading bar (App Bridge), shown while a page loads or a form saves.
+  useEffect(() => {
+    if (typeof window === "undefined") return;
+    const bridge = (window as { shopify?: { loading?: (on: boolean) => void } }).shopify;
+    bridge?.loading?.(loading);
+  }, [loading]);
   return (
-    <AppProvider isEmbeddedApp apiKey={apiKey}>
+    <AppProvider isEmbeddedApp apiKey={apiKey} {...(appBridgeUrl ? { __APP_BRIDGE_URL: appBridgeUrl } : {})}>
       <NavMenu>
         <Link to="/app" rel="home">
-          Home
+          Sync health
         </Link>
+        <Link to="/app/connection">Connection</Link>
+        <Link to="/app/settings">Settings</Link>
+        <Link to="/app/problems">Problems</Link>
+        <Link to="/app/activity">Activity</Link>
       </NavMenu>
-      <Outlet />
+      <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
+        {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}
+      </div>
     </AppProvider>
   );
 }

@@ -1,11 +1,22 @@
 import { z } from "zod";
 import { prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { storedAccount, type ConnectedAccount } from "./connection.server";
+import { canReceiveDeliveries } from "./eligibility";
+
+/** not_connected: no key; paused: the service rejected the stored key (never "connected"). */
+export type ConnectionState = "not_installed" | "not_connected" | "paused" | "connected";
 
 export interface ShopSummary {
   domain: string;
   installed: boolean;
+  /** true only when the shop can receive deliveries (the rule in eligibility.ts) */
   connected: boolean;
+  state: ConnectionState;
+  pausedAt: Date | null;
+  pauseReason: string | null;
+  connectedAt: Date | null;
+  account: ConnectedAccount | null;
 }
 
 const SHOP_PROFILE_QUERY = `#graphql
@@ -45,9 +56,23 @@ export async function recordInstall(domain: string, scopes: string | undefined, 
 
 export async function describeShop(domain: string): Promise<ShopSummary> {
   const shop = await prisma().shop.findUnique({ where: { domain } });
+  const installed = Boolean(shop && !shop.uninstalledAt);
+  const connected = canReceiveDeliveries(shop);
+  const state: ConnectionState = !installed
+    ? "not_installed"
+    : connected
+      ? "connected"
+      : shop?.serviceKeyEnc && shop.pausedAt
+        ? "paused"
+        : "not_connected";
   return {
     domain,
-    installed: Boolean(shop && !shop.uninstalledAt),
-    connected: Boolean(shop?.serviceKeyEnc && !shop.uninstalledAt),
+    installed,
+    connected,
+    state,
+    pausedAt: shop?.pausedAt ?? null,
+    pauseReason: shop?.pauseReason ?? null,
+    connectedAt: shop?.connectedAt ?? null,
+    account: shop?.serviceKeyEnc ? storedAccount(shop.serviceAccount) : null,
   };
 }

@@ -25,6 +25,14 @@ export const shopSettingsSchema = z.object({
   orderCompletedOn: z.enum(["paid_and_fulfilled", "paid", "fulfilled"]).default("paid_and_fulfilled"),
   /** `is_contact` on customer/user events: let those events create/update contacts. */
   customerEventsCreateContacts: z.boolean().default(false),
+  /**
+   * The storefront tracker snippet mode. modern: the service's current tracker, which sets no
+   * cookie before consent (the privacy-safe default); legacy: the old cookie-based snippet;
+   * compat: both, for themes that still call the old API.
+   */
+  trackerMode: z.enum(["modern", "legacy", "compat"]).default("modern"),
+  /** Send storefront browsing events (product viewed, cart viewed); off unless the merchant opts in. */
+  storefrontEvents: z.boolean().default(false),
   /** The `source` field of every service call. */
   source: z.string().trim().min(1).max(100).default("shopify"),
 });

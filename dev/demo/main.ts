@@ -99,7 +99,7 @@ async function main() {
   const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
   const opened = await fetch(`${appUrl}/app?embedded=1&shop=${SHOP}&host=${host}&id_token=${idToken}`, { headers: { "user-agent": CHROME_UA } });
   if (opened.status !== 200) throw new Error(`installing the demo shop failed: ${opened.status}`);
-  await connectShop(SHOP, { apiKey: emulator.apiKey, baseUrl: emulator.url });
+  await connectShop(SHOP, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
   console.log(`installed ${SHOP} (token exchange) and connected it to the emulator's account`);
 
   if (!args["no-faults"]) {

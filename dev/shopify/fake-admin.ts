@@ -82,7 +82,8 @@ export async function startFakeAdmin(
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://fake-admin");
+    // The Host header gives the address the caller used (the App Bridge stub calls back to it).
+    const url = new URL(req.url ?? "/", `http://${header(req, "host") ?? "fake-admin"}`);
     const shop = url.searchParams.get("shop") ?? "";
     const raw = await readBody(req);
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
@@ -131,8 +132,9 @@ export async function startFakeAdmin(
       }
     }
 
-    if (options.demo && req.method === "GET") {
-      const demo = await demoRoute(url, shop, options.demo.appUrl, apiKey, apiSecret);
+    // The App Bridge stub and fresh session tokens are served always (tests drive a browser too).
+    if (req.method === "GET") {
+      const demo = await demoRoute(url, shop, options.demo?.appUrl, apiKey, apiSecret);
       if (demo) {
         res.writeHead(demo.status, demo.headers);
         res.end(demo.body);
@@ -182,13 +184,13 @@ export async function startFakeAdmin(
  * - /demo/session-token?shop=: a fresh session token;
  * - /demo/open?shop=: opens the embedded app as the admin would, with an id_token.
  */
-async function demoRoute(url: URL, shop: string, appUrl: string, apiKey: string, apiSecret: string) {
+async function demoRoute(url: URL, shop: string, appUrl: string | undefined, apiKey: string, apiSecret: string) {
   const { mintSessionToken } = await import("./session-token");
   const token = () => mintSessionToken({ shop, apiKey, secret: apiSecret, expiresInSeconds: 300 });
   if (url.pathname === "/demo/session-token") {
     return { status: 200, headers: { "content-type": "text/plain", "access-control-allow-origin": "*" }, body: await token() };
   }
-  if (url.pathname === "/demo/open") {
+  if (url.pathname === "/demo/open" && appUrl) {
     const host = Buffer.from(`admin.shopify.com/store/${shop.split(".")[0]}`).toString("base64url");
     const target = `${appUrl}/app?embedded=1&shop=${shop}&host=${host}&id_token=${await token()}`;
     return { status: 302, headers: { location: target }, body: "" };
@@ -213,11 +215,50 @@ function appBridgeStub(origin: string): string {
     headers.set("Authorization", "Bearer " + (await idToken()));
     return nativeFetch(input, { ...init, headers });
   };
+  // The real admin shows the nav menu and toasts outside the iframe; the stub draws them in the page.
+  const style = document.createElement("style");
+  style.textContent = \`
+    ui-nav-menu { display: flex; gap: 4px; padding: 8px 16px; background: #1a1a1a; position: sticky; top: 0; z-index: 500;
+      font: 500 13px/20px -apple-system, BlinkMacSystemFont, "San Francisco", "Segoe UI", Roboto, sans-serif; }
+    ui-nav-menu a { color: #e3e3e3; text-decoration: none; padding: 4px 10px; border-radius: 8px; }
+    ui-nav-menu a:hover { background: #303030; }
+    ui-nav-menu a[aria-current="page"], ui-nav-menu a.stub-active { background: #303030; color: #fff; }
+    #stub-toast { position: fixed; left: 50%; bottom: 24px; transform: translateX(-50%); z-index: 1000; padding: 10px 16px;
+      border-radius: 10px; background: #1a1a1a; color: #fff; font: 500 14px/20px -apple-system, "Segoe UI", Roboto, sans-serif;
+      box-shadow: 0 8px 16px rgba(0,0,0,.2); }
+    #stub-toast.error { background: #c70a24; }
+    #stub-loading { position: fixed; top: 0; left: 0; height: 3px; width: 100%; background: #2c6ecb; z-index: 1001; }\`;
+  document.head.appendChild(style);
+  const markActive = () => document.querySelectorAll("ui-nav-menu a").forEach((a) => {
+    const path = new URL(a.href, location.href).pathname;
+    a.classList.toggle("stub-active", path === location.pathname);
+  });
+  setInterval(markActive, 300);
+  const toasts = [];
+  let toastTimer;
   window.shopify = {
     config: { shop, apiKey: document.currentScript && document.currentScript.dataset.apiKey },
     idToken,
-    toast: { show: (message) => console.info("[toast]", message), hide: () => {} },
-    loading: () => {},
+    toast: {
+      show: (message, opts = {}) => {
+        console.info("[toast]", message);
+        toasts.push(message);
+        let el = document.getElementById("stub-toast");
+        if (!el) { el = document.createElement("div"); el.id = "stub-toast"; el.setAttribute("role", "status"); document.body.appendChild(el); }
+        el.textContent = message;
+        el.className = opts.isError ? "error" : "";
+        clearTimeout(toastTimer);
+        toastTimer = setTimeout(() => el.remove(), opts.duration || 5000);
+      },
+      hide: () => document.getElementById("stub-toast")?.remove(),
+    },
+    /** what the stub showed, for browser tests */
+    __toasts: toasts,
+    loading: (on) => {
+      let el = document.getElementById("stub-loading");
+      if (on && !el) { el = document.createElement("div"); el.id = "stub-loading"; document.body.appendChild(el); }
+      if (!on && el) el.remove();
+    },
     ready: Promise.resolve(),
   };
 })();`;

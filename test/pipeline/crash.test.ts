@@ -166,7 +166,7 @@ describeEachDatabase("crash safety (SIGKILL of the real server)", (kind) => {
     } else {
       applyTestEnv({ MARKETING_API_URL: emu.url });
       pgDb = await createTestDatabase("postgres");
-      await connectShop(SHOP, { apiKey: emu.apiKey, baseUrl: emu.url });
+      await connectShop(SHOP, { apiKey: emu.apiKey, baseUrl: emu.url, importHistory: false });
     }
     t.connected = Date.now();
 

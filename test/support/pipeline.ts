@@ -40,7 +40,7 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
       await Promise.all(workers.splice(0).map((w) => w.stop()));
     },
     async connect(shop, apiKey = emulator.apiKey) {
-      await connectShop(shop, { apiKey, baseUrl: emulator.url });
+      await connectShop(shop, { apiKey, baseUrl: emulator.url, importHistory: false });
     },
     send: (delivery) => sendWebhook(app.url, delivery),
     async settle(timeoutMs = 30_000) {

@@ -158,7 +158,7 @@ export async function prepareConnectedDatabase(
   try {
     await db.migrate();
     installDatabase(db);
-    await connectShop(shop, { apiKey: service.apiKey, baseUrl: service.url });
+    await connectShop(shop, { apiKey: service.apiKey, baseUrl: service.url, importHistory: false });
   } finally {
     installDatabase(undefined);
     await db.close();

@@ -95,6 +95,8 @@ describe("settings", () => {
       abandonmentDelayMinutes: 60,
       orderCompletedOn: "paid_and_fulfilled",
       customerEventsCreateContacts: false,
+      trackerMode: "modern",
+      storefrontEvents: false,
       source: "shopify",
     });
     expect(parseSettings(null)).toEqual(defaultSettings);

@@ -1,0 +1,109 @@
+import { prisma } from "../db.server";
+import { counterHistory, syncHealth, type HistoryPoint, type SyncHealth } from "../pipeline/counters.server";
+import { CALL_STATUS, DELIVERY_OUTCOME } from "../pipeline/status";
+import { kindOf } from "../topics";
+import { describeShop, type ShopSummary } from "../shops/shops.server";
+
+export type HealthStatus = "healthy" | "degraded" | "paused" | "not_connected";
+
+export interface HealthBanner {
+  status: HealthStatus;
+  title: string;
+  /** why */
+  reason: string;
+  /** what the merchant can do */
+  fix: string | null;
+}
+
+export interface HealthView {
+  shop: ShopSummary;
+  banner: HealthBanner;
+  kinds: (Omit<SyncHealth, "lastDeliveredAt"> & { stale: number; lastDeliveredAt: string | null })[];
+  totals: { received: number; delivered: number; skipped: number; stale: number; failed: number; dead: number; queued: number };
+  lagMs: number;
+  lastDeliveredAt: string | null;
+  history: { day: HistoryPoint[]; month: HistoryPoint[] };
+}
+
+/** A queue older than this makes the sync "degraded". */
+export const LAG_DEGRADED_MS = 15 * 60_000;
+
+/**
+ * The health page: counters per kind, stale deliveries (older versions than what was applied),
+ * lag, queue depth, the 24 h / 30 d history and one banner saying whether all is well and why.
+ */
+export async function healthView(domain: string, now = new Date()): Promise<HealthView> {
+  const [shop, rows, staleByKind, day, month] = await Promise.all([
+    describeShop(domain),
+    syncHealth(domain),
+    staleCounts(domain),
+    counterHistory(domain, "24h", now),
+    counterHistory(domain, "30d", now),
+  ]);
+  const kinds = rows.map((r) => ({ ...r, stale: staleByKind.get(r.kind) ?? 0, lastDeliveredAt: r.lastDeliveredAt?.toISOString() ?? null }));
+  const sum = (f: "received" | "delivered" | "skipped" | "stale" | "failed" | "dead" | "queued") => kinds.reduce((n, k) => n + k[f], 0);
+  const totals = {
+    received: sum("received"),
+    delivered: sum("delivered"),
+    skipped: sum("skipped"),
+    stale: sum("stale"),
+    failed: sum("failed"),
+    dead: sum("dead"),
+    queued: sum("queued"),
+  };
+  const lagMs = Math.max(0, ...kinds.map((k) => k.lagMs));
+  const lastDeliveredAt = kinds.map((k) => k.lastDeliveredAt).filter((d): d is string => Boolean(d)).sort().at(-1) ?? null;
+  const openDead = await prisma().outboundCall.count({ where: { shop: domain, status: CALL_STATUS.dead } });
+  return { shop, banner: banner(shop, { openDead, lagMs }), kinds, totals, lagMs, lastDeliveredAt, history: { day, month } };
+}
+
+function banner(shop: ShopSummary, s: { openDead: number; lagMs: number }): HealthBanner {
+  if (shop.state === "paused") {
+    return {
+      status: "paused",
+      title: "Sync is paused",
+      reason: `The marketing service rejected the stored API key${shop.pauseReason ? ` (${shop.pauseReason})` : ""}. Nothing is sent until it is fixed; changes are kept and sent afterwards.`,
+      fix: "Paste a valid API key on the Connection page.",
+    };
+  }
+  if (shop.state !== "connected") {
+    return {
+      status: "not_connected",
+      title: "Not connected",
+      reason: "No marketing account is connected, so nothing is sent.",
+      fix: "Connect your marketing account on the Connection page.",
+    };
+  }
+  if (s.openDead > 0) {
+    return {
+      status: "degraded",
+      title: "Sync is degraded",
+      reason: `${s.openDead} ${s.openDead === 1 ? "change" : "changes"} could not be delivered and ${s.openDead === 1 ? "needs" : "need"} your attention.`,
+      fix: "Open Problems to replay or discard them.",
+    };
+  }
+  if (s.lagMs > LAG_DEGRADED_MS) {
+    return {
+      status: "degraded",
+      title: "Sync is running behind",
+      reason: `The oldest waiting change is ${Math.round(s.lagMs / 60_000)} minutes old; the marketing service may be slow or unavailable.`,
+      fix: "No action is needed: waiting changes are retried automatically for 24 hours.",
+    };
+  }
+  return { status: "healthy", title: "Sync is healthy", reason: "Changes from your store are reaching your marketing account.", fix: null };
+}
+
+/** Webhook deliveries skipped as older than the version already applied, per object kind. */
+async function staleCounts(shop: string): Promise<Map<string, number>> {
+  const rows = await prisma().webhookDelivery.groupBy({
+    by: ["topic"],
+    where: { shop, outcome: DELIVERY_OUTCOME.stale },
+    _count: { _all: true },
+  });
+  const out = new Map<string, number>();
+  for (const r of rows) {
+    const kind: string = kindOf(r.topic);
+    out.set(kind, (out.get(kind) ?? 0) + r._count._all);
+  }
+  return out;
+}

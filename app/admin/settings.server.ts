@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { prisma } from "../db.server";
+import { logger } from "../logger.server";
+import { defaultSettings, parseSettings, shopSettingsSchema, type ShopSettings } from "../sync/settings";
+import { fieldErrors } from "./forms";
+
+/** The shop's saved settings; unreadable stored settings fall back to the defaults. */
+export async function loadSettings(shop: string): Promise<ShopSettings> {
+  const row = await prisma().shop.findUnique({ where: { domain: shop }, select: { settings: true } });
+  try {
+    return parseSettings(row?.settings ?? {});
+  } catch {
+    return defaultSettings;
+  }
+}
+
+// The HTML form: checkboxes send "on" or nothing, numbers arrive as text.
+const checkbox = z.preprocess((v) => v === "on" || v === "true", z.boolean());
+const settingsFormSchema = shopSettingsSchema.extend({
+  syncNonSubscribers: checkbox,
+  deleteContactOnCustomerDelete: checkbox,
+  customerEventsCreateContacts: checkbox,
+  storefrontEvents: checkbox,
+  abandonmentDelayMinutes: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? Number(v) : v),
+    z
+      .number({ error: "Enter a number of minutes." })
+      .int({ error: "Enter a whole number of minutes." })
+      .min(15, { error: "The shortest delay is 15 minutes." })
+      .max(4320, { error: "The longest delay is 4320 minutes (3 days)." }),
+  ),
+  source: z.string().trim().min(1, { error: "Enter a source name." }).max(100, { error: "Use at most 100 characters." }),
+});
+
+export type SaveSettingsResult = { ok: true; settings: ShopSettings } | { ok: false; errors: Record<string, string> };
+
+/**
+ * Validates and saves the settings form. Mapping reads the settings for every new piece of work
+ * (shopContext), so a save applies at once.
+ */
+export async function saveSettings(shop: string, form: FormData): Promise<SaveSettingsResult> {
+  const input = Object.fromEntries([...form.entries()].filter(([k]) => k !== "intent"));
+  const parsed = settingsFormSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error) };
+  const settings = shopSettingsSchema.parse(parsed.data);
+  await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
+  logger().info({ shop }, "settings saved");
+  return { ok: true, settings };
+}

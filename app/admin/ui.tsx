@@ -1,0 +1,77 @@
+import { isRouteErrorResponse, useRouteError } from "@remix-run/react";
+import { Banner, BlockStack, Card, Layout, Page, SkeletonBodyText, SkeletonDisplayText, SkeletonPage, Text } from "@shopify/polaris";
+import { useEffect } from "react";
+
+interface AppBridge {
+  toast?: { show(message: string, options?: { isError?: boolean; duration?: number }): void };
+}
+
+/** A toast through App Bridge (the admin shows it outside the iframe). */
+export function showToast(message: string, options?: { isError?: boolean }): void {
+  if (typeof window === "undefined") return;
+  (window as { shopify?: AppBridge }).shopify?.toast?.show(message, options);
+}
+
+/** Shows a toast once per new action result that carries one. */
+export function useToast(result: { toast?: string; error?: boolean; at?: number } | undefined): void {
+  useEffect(() => {
+    if (result?.toast) showToast(result.toast, { isError: result.error });
+  }, [result]);
+}
+
+/** A page-level error: what went wrong in words, never a stack trace. */
+export function PageError({ title }: { title: string }) {
+  const error = useRouteError();
+  // Shopify's auth responses (401, redirects) must reach the browser as they are.
+  if (isRouteErrorResponse(error) && error.status < 500 && error.status !== 404) throw error;
+  const detail = isRouteErrorResponse(error) && error.status === 404 ? "This page does not exist." : "Something went wrong while loading this page.";
+  return (
+    <Page title={title}>
+      <Layout>
+        <Layout.Section>
+          <Banner tone="critical" title="This page could not be loaded">
+            <p>{detail} Reload the page to try again; if it keeps happening, contact support.</p>
+          </Banner>
+        </Layout.Section>
+      </Layout>
+    </Page>
+  );
+}
+
+/** The loading state of a page (shown by routes while their data is on its way). */
+export function PageSkeleton({ title }: { title: string }) {
+  return (
+    <SkeletonPage title={title}>
+      <Layout>
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <SkeletonDisplayText size="small" />
+              <SkeletonBodyText lines={4} />
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+      </Layout>
+    </SkeletonPage>
+  );
+}
+
+export function formatNumber(n: number): string {
+  return new Intl.NumberFormat("en-US").format(n);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return "none";
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min`;
+  return `${(m / 60).toFixed(1)} h`;
+}
+
+export function formatWhen(iso: string | null): string {
+  if (!iso) return "never";
+  return new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }).format(new Date(iso)) + " UTC";
+}
+
+export { Text };

@@ -1,0 +1,117 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { Form, useLoaderData, useSearchParams, useSubmit } from "@remix-run/react";
+import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { recentActivity } from "~/admin/activity.server";
+import { PageError, formatWhen } from "~/admin/ui";
+import { authenticate } from "~/shopify.server";
+
+export const loader = async ({ request }: LoaderFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  const url = new URL(request.url);
+  const search = (url.searchParams.get("q") ?? "").slice(0, 200);
+  const before = url.searchParams.get("before") ?? undefined;
+  return { search, ...(await recentActivity(session.shop, { search, before })) };
+};
+
+const STATUS: Record<string, { label: string; tone?: "success" | "critical" | "attention" | "info" }> = {
+  delivered: { label: "Delivered", tone: "success" },
+  queued: { label: "Waiting", tone: "attention" },
+  running: { label: "Sending", tone: "info" },
+  dead: { label: "Gave up", tone: "critical" },
+  refused: { label: "Refused", tone: "critical" },
+  superseded: { label: "Not needed" },
+};
+
+export default function Activity() {
+  const { entries, search, nextBefore } = useLoaderData<typeof loader>();
+  const [params] = useSearchParams();
+  const submit = useSubmit();
+  const [q, setQ] = useState(search);
+  useEffect(() => setQ(search), [search]);
+
+  return (
+    <Page title="Activity" subtitle="What was sent to your marketing account, newest first">
+      <Layout>
+        <Layout.Section>
+          <Card>
+            <Form method="get" onSubmit={(e) => { e.preventDefault(); submit({ q }, { method: "get", replace: true }); }}>
+              <InlineStack gap="200" blockAlign="end" wrap={false}>
+                <div style={{ flex: 1 }}>
+                  <TextField
+                    label="Search"
+                    labelHidden
+                    name="q"
+                    value={q}
+                    onChange={setQ}
+                    autoComplete="off"
+                    placeholder="Search by customer email or order name (#1001)"
+                    clearButton
+                    onClearButtonClick={() => { setQ(""); submit({}, { method: "get", replace: true }); }}
+                  />
+                </div>
+                <Button submit>Search</Button>
+              </InlineStack>
+            </Form>
+          </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <Card padding="0">
+            {entries.length === 0 ? (
+              <Box padding="600">
+                <BlockStack gap="200" inlineAlign="center">
+                  <Text as="h2" variant="headingMd" alignment="center">
+                    {params.get("q") ? "Nothing matches your search" : "No activity yet"}
+                  </Text>
+                  <Text as="p" tone="subdued" alignment="center">
+                    {params.get("q") ? "Try another customer email or order name." : "Changes in your store appear here as they are sent."}
+                  </Text>
+                </BlockStack>
+              </Box>
+            ) : (
+              <IndexTable
+                resourceName={{ singular: "delivery", plural: "deliveries" }}
+                itemCount={entries.length}
+                selectable={false}
+                headings={[{ title: "When" }, { title: "Object" }, { title: "What was sent" }, { title: "Customer" }, { title: "Outcome" }]}
+              >
+                {entries.map((e, i) => {
+                  const st = STATUS[e.status] ?? { label: e.status };
+                  return (
+                    <IndexTable.Row id={e.id} key={e.id} position={i}>
+                      <IndexTable.Cell>{formatWhen(e.at)}</IndexTable.Cell>
+                      <IndexTable.Cell>{e.orderName ? `Order ${e.orderName}` : e.object}</IndexTable.Cell>
+                      <IndexTable.Cell>{e.what}</IndexTable.Cell>
+                      <IndexTable.Cell>{e.customer ?? "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <InlineStack gap="100" blockAlign="center" wrap={false}>
+                          <Badge tone={st.tone}>{st.label}</Badge>
+                          {e.attempts > 1 && (
+                            <Text as="span" variant="bodySm" tone="subdued">
+                              {`${e.attempts} attempts`}
+                            </Text>
+                          )}
+                        </InlineStack>
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  );
+                })}
+              </IndexTable>
+            )}
+            {nextBefore && (
+              <Box padding="400">
+                <InlineStack align="center">
+                  <Button url={`/app/activity?${new URLSearchParams({ ...(search ? { q: search } : {}), before: nextBefore })}`}>Older</Button>
+                </InlineStack>
+              </Box>
+            )}
+          </Card>
+        </Layout.Section>
+      </Layout>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="Activity" />;
+}

@@ -1,0 +1,182 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
+import {
+  Avatar,
+  Badge,
+  Banner,
+  BlockStack,
+  Box,
+  Button,
+  Card,
+  Divider,
+  FormLayout,
+  InlineStack,
+  Layout,
+  List,
+  Page,
+  Text,
+  TextField,
+} from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { connectionAction } from "~/admin/connection.server";
+import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { describeShop } from "~/shops/shops.server";
+import { authenticate } from "~/shopify.server";
+
+export const loader = async ({ request }: LoaderFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  const shop = await describeShop(session.shop);
+  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null };
+};
+
+export const action = async ({ request }: ActionFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  return connectionAction(session.shop, await request.formData());
+};
+
+const STATE_BADGE = {
+  connected: <Badge tone="success">Connected</Badge>,
+  paused: <Badge tone="critical">Paused</Badge>,
+  not_connected: <Badge tone="attention">Not connected</Badge>,
+  not_installed: <Badge tone="attention">Not connected</Badge>,
+} as const;
+
+function initials(name: string): string {
+  const words = name.split(/[\s@.]+/).filter(Boolean);
+  return (words.length > 1 ? words[0][0] + words[1][0] : name.slice(0, 2)).toUpperCase();
+}
+
+export default function Connection() {
+  const shop = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  const navigation = useNavigation();
+  const [apiKey, setApiKey] = useState("");
+  useToast(result);
+  // The key never comes back from the server; clear the field once it is saved.
+  useEffect(() => {
+    if (result?.ok) setApiKey("");
+  }, [result]);
+  const submitting = navigation.state === "submitting";
+  const connecting = submitting && navigation.formData?.get("intent") === "connect";
+  const error = result && !result.ok ? result.errors.apiKey : undefined;
+  const account = shop.account;
+
+  const keyForm = (
+    <Form method="post">
+      <input type="hidden" name="intent" value="connect" />
+      <FormLayout>
+        <TextField
+          label="API key"
+          name="apiKey"
+          type="password"
+          autoComplete="off"
+          value={apiKey}
+          onChange={setApiKey}
+          error={error}
+          helpText="Find it in your marketing account under Settings → API keys. Use a dashboard (API) key, not a content-site plugin key."
+        />
+        <InlineStack align="end">
+          <Button submit variant="primary" loading={connecting}>
+            {shop.state === "paused" ? "Update key and resume" : account ? "Replace key" : "Connect"}
+          </Button>
+        </InlineStack>
+      </FormLayout>
+    </Form>
+  );
+
+  return (
+    <Page title="Connection" subtitle="Your email marketing account">
+      <Layout>
+        {shop.state === "paused" && (
+          <Layout.Section>
+            <Banner tone="critical" title="Sync is paused: the marketing service rejected your API key">
+              <p>
+                {shop.pauseReason ? `${shop.pauseReason}. ` : ""}Paused {formatWhen(shop.pausedAt)}. Nothing is sent until you paste a valid key;
+                changes are kept and sent once it works again.
+              </p>
+            </Banner>
+          </Layout.Section>
+        )}
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="400">
+              <InlineStack gap="200" blockAlign="center">
+                <Text as="h2" variant="headingMd">
+                  Marketing account
+                </Text>
+                {STATE_BADGE[shop.state]}
+              </InlineStack>
+              {account ? (
+                <BlockStack gap="300">
+                  <InlineStack gap="300" blockAlign="center">
+                    {account.logoUrl ? (
+                      <img src={account.logoUrl} alt="" width={40} height={40} style={{ borderRadius: 8 }} />
+                    ) : (
+                      <Avatar initials={initials(account.company ?? account.email)} name={account.company ?? account.email} />
+                    )}
+                    <BlockStack gap="050">
+                      <Text as="p" variant="bodyMd" fontWeight="semibold">
+                        {account.company ?? account.email}
+                      </Text>
+                      <Text as="p" variant="bodySm" tone="subdued">
+                        {account.email}
+                      </Text>
+                    </BlockStack>
+                  </InlineStack>
+                  <Divider />
+                  <List type="bullet">
+                    <List.Item>Plan: {account.plan ?? "unknown"}</List.Item>
+                    <List.Item>Account status: {account.status}</List.Item>
+                    <List.Item>Time zone: {account.timezone ?? "unknown"}</List.Item>
+                    <List.Item>API key: •••• {account.keyLast4}</List.Item>
+                    <List.Item>Connected: {formatWhen(shop.connectedAt)}</List.Item>
+                  </List>
+                </BlockStack>
+              ) : (
+                <Text as="p" tone="subdued">
+                  Connect {shop.domain} to your marketing account to start syncing customers, consent, orders, products and abandoned carts.
+                </Text>
+              )}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <Text as="h2" variant="headingMd">
+                {account ? "Use another API key" : "Connect with your API key"}
+              </Text>
+              {keyForm}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+        {account && (
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="300">
+                <Text as="h2" variant="headingMd">
+                  Disconnect
+                </Text>
+                <Text as="p" tone="subdued">
+                  Stops all syncing for this store and forgets the API key. Changes made while disconnected are kept and sent if you connect again.
+                </Text>
+                <Box>
+                  <Form method="post">
+                    <input type="hidden" name="intent" value="disconnect" />
+                    <Button submit tone="critical" loading={submitting && navigation.formData?.get("intent") === "disconnect"}>
+                      Disconnect
+                    </Button>
+                  </Form>
+                </Box>
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+        )}
+      </Layout>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="Connection" />;
+}

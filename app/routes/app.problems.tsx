@@ -1,0 +1,211 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, useActionData, useLoaderData, useNavigation, useSearchParams, useSubmit } from "@remix-run/react";
+import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { problemAction } from "~/admin/problems-action.server";
+import { listProblems, listRetrying } from "~/admin/problems.server";
+import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { authenticate } from "~/shopify.server";
+
+export const loader = async ({ request }: LoaderFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
+  const [groups, retrying] = await Promise.all([listProblems(session.shop, { search }), listRetrying(session.shop, { search, limit: 10 })]);
+  return { search, groups, retrying };
+};
+
+export const action = async ({ request }: ActionFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  return problemAction(session.shop, await request.formData());
+};
+
+function ActionButton({ intent, fields, children, tone }: { intent: string; fields: Record<string, string>; children: string; tone?: "critical" }) {
+  const navigation = useNavigation();
+  const busy =
+    navigation.state !== "idle" &&
+    navigation.formData?.get("intent") === intent &&
+    Object.entries(fields).every(([k, v]) => navigation.formData?.get(k) === v);
+  return (
+    <Form method="post" style={{ display: "inline" }}>
+      <input type="hidden" name="intent" value={intent} />
+      {Object.entries(fields).map(([k, v]) => (
+        <input key={k} type="hidden" name={k} value={v} />
+      ))}
+      <Button submit size="slim" tone={tone} variant={tone ? "plain" : undefined} loading={busy}>
+        {children}
+      </Button>
+    </Form>
+  );
+}
+
+export default function Problems() {
+  const { groups, retrying, search } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  useToast(result);
+  const [params] = useSearchParams();
+  const submit = useSubmit();
+  const [q, setQ] = useState(search);
+  useEffect(() => setQ(search), [search]);
+  const total = groups.reduce((n, g) => n + g.count, 0);
+
+  return (
+    <Page title="Problems" subtitle="Changes the marketing service did not accept, grouped by reason">
+      <Layout>
+        <Layout.Section>
+          <Card>
+            <Form method="get" onSubmit={(e) => { e.preventDefault(); submit({ q }, { method: "get", replace: true }); }}>
+              <InlineStack gap="200" blockAlign="end" wrap={false}>
+                <div style={{ flex: 1 }}>
+                  <TextField
+                    label="Search"
+                    labelHidden
+                    name="q"
+                    value={q}
+                    onChange={setQ}
+                    autoComplete="off"
+                    placeholder="Search by customer email or order name (#1001)"
+                    clearButton
+                    onClearButtonClick={() => { setQ(""); submit({}, { method: "get", replace: true }); }}
+                  />
+                </div>
+                <Button submit>Search</Button>
+              </InlineStack>
+            </Form>
+          </Card>
+        </Layout.Section>
+        {retrying.length > 0 && (
+          <Layout.Section>
+            <Card padding="0">
+              <Box padding="400">
+                <BlockStack gap="100">
+                  <Text as="h2" variant="headingMd">
+                    Being retried automatically
+                  </Text>
+                  <Text as="p" tone="subdued">
+                    These failed recently and are retried for up to 24 hours; nothing to do unless they end up below.
+                  </Text>
+                </BlockStack>
+              </Box>
+              <IndexTable
+                resourceName={{ singular: "failure", plural: "failures" }}
+                itemCount={retrying.reduce((n, g) => n + g.problems.length, 0)}
+                selectable={false}
+                headings={[{ title: "Object" }, { title: "What" }, { title: "Customer" }, { title: "Attempts", alignment: "end" }, { title: "Last error" }]}
+              >
+                {retrying
+                  .flatMap((g) => g.problems)
+                  .map((p, i) => (
+                    <IndexTable.Row id={p.id} key={p.id} position={i}>
+                      <IndexTable.Cell>{p.orderName ? `Order ${p.orderName}` : p.object}</IndexTable.Cell>
+                      <IndexTable.Cell>{p.what}</IndexTable.Cell>
+                      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <Text as="span" alignment="end" numeric>
+                          {p.attempts}
+                        </Text>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <div style={{ whiteSpace: "normal", maxWidth: 360 }}>{p.message ?? "—"}</div>
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+              </IndexTable>
+            </Card>
+          </Layout.Section>
+        )}
+        {total === 0 ? (
+          <Layout.Section>
+            <Card>
+              <Box padding="600">
+                <BlockStack gap="200" inlineAlign="center">
+                  <Text as="h2" variant="headingMd" alignment="center">
+                    {params.get("q") ? "No problems match your search" : "No problems"}
+                  </Text>
+                  <Text as="p" tone="subdued" alignment="center">
+                    {params.get("q")
+                      ? "Try another customer email or order name."
+                      : "Everything your store sent was accepted by the marketing service, or is still being retried."}
+                  </Text>
+                </BlockStack>
+              </Box>
+            </Card>
+          </Layout.Section>
+        ) : (
+          groups.map((g) => (
+            <Layout.Section key={g.reason}>
+              <Card padding="0">
+                <Box padding="400">
+                  <InlineStack align="space-between" blockAlign="center" gap="200">
+                    <BlockStack gap="100">
+                      <InlineStack gap="200" blockAlign="center">
+                        <Text as="h2" variant="headingMd">
+                          {g.reason.charAt(0).toUpperCase() + g.reason.slice(1)}
+                        </Text>
+                        <Badge tone="critical">{`${g.count}`}</Badge>
+                      </InlineStack>
+                    </BlockStack>
+                    <ActionButton intent="replay-reason" fields={{ reason: g.reason }}>
+                      {g.count === 1 ? "Replay" : `Replay all ${g.count}`}
+                    </ActionButton>
+                  </InlineStack>
+                </Box>
+                <IndexTable
+                  resourceName={{ singular: "problem", plural: "problems" }}
+                  itemCount={g.problems.length}
+                  selectable={false}
+                  headings={[{ title: "Object" }, { title: "What" }, { title: "Customer" }, { title: "Attempts", alignment: "end" }, { title: "Service message" }, { title: "" }]}
+                >
+                  {g.problems.map((p, i) => (
+                    <IndexTable.Row id={p.id} key={p.id} position={i}>
+                      <IndexTable.Cell>
+                        <BlockStack gap="050">
+                          <Text as="span" fontWeight="semibold">
+                            {p.orderName ? `Order ${p.orderName}` : p.object}
+                          </Text>
+                          <Text as="span" variant="bodySm" tone="subdued">
+                            {formatWhen(p.createdAt)}
+                          </Text>
+                        </BlockStack>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>{p.what}</IndexTable.Cell>
+                      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <Text as="span" alignment="end" numeric>
+                          {p.attempts}
+                        </Text>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <div style={{ whiteSpace: "normal", maxWidth: 320 }}>{p.message ?? "—"}</div>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <InlineStack gap="200" wrap={false}>
+                          <ActionButton intent="replay" fields={{ id: p.id }}>
+                            Replay
+                          </ActionButton>
+                          <ActionButton intent="discard" fields={{ id: p.id }} tone="critical">
+                            Discard
+                          </ActionButton>
+                        </InlineStack>
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+                </IndexTable>
+                {g.count > g.problems.length && (
+                  <Box padding="400">
+                    <Text as="p" tone="subdued">
+                      Showing {g.problems.length} of {g.count}. Search to find a particular one.
+                    </Text>
+                  </Box>
+                )}
+              </Card>
+            </Layout.Section>
+          ))
+        )}
+      </Layout>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="Problems" />;
+}

@@ -1,0 +1,170 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
+import { Banner, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { loadSettings, saveSettings } from "~/admin/settings.server";
+import { PageError, useToast } from "~/admin/ui";
+import { authenticate } from "~/shopify.server";
+
+export const loader = async ({ request }: LoaderFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  return { settings: await loadSettings(session.shop) };
+};
+
+export const action = async ({ request }: ActionFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  const result = await saveSettings(session.shop, await request.formData());
+  return result.ok
+    ? { ok: true as const, settings: result.settings, errors: {} as Record<string, string>, toast: "Settings saved", at: Date.now() }
+    : { ok: false as const, errors: result.errors, toast: "Check the highlighted fields", error: true, at: Date.now() };
+};
+
+export default function Settings() {
+  const { settings } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  const navigation = useNavigation();
+  useToast(result);
+  const errors = result?.errors ?? {};
+  const [s, setS] = useState({ ...settings, abandonmentDelayMinutes: String(settings.abandonmentDelayMinutes) });
+  // After a save, show what was stored.
+  useEffect(() => {
+    if (result?.ok) setS({ ...result.settings, abandonmentDelayMinutes: String(result.settings.abandonmentDelayMinutes) });
+  }, [result]);
+  const set = <K extends keyof typeof s>(key: K) => (value: (typeof s)[K]) => setS((prev) => ({ ...prev, [key]: value }));
+
+  return (
+    <Page title="Settings" subtitle="How your store's data reaches your marketing account">
+      <Form method="post">
+        <Layout>
+          {result && !result.ok && (
+            <Layout.Section>
+              <Banner tone="critical" title="Settings were not saved">
+                <p>Fix the highlighted fields and save again.</p>
+              </Banner>
+            </Layout.Section>
+          )}
+          <Layout.AnnotatedSection title="Consent" description="Who becomes a contact, and how their consent is confirmed.">
+            <Card>
+              <FormLayout>
+                <Select
+                  label="Email consent"
+                  name="optInMode"
+                  value={s.optInMode}
+                  onChange={set("optInMode")}
+                  error={errors.optInMode}
+                  options={[
+                    { label: "Double opt-in: the marketing service sends a confirmation email", value: "double_opt_in" },
+                    { label: "Trust Shopify's consent as confirmed (no confirmation email)", value: "trust_shopify" },
+                  ]}
+                />
+                <Checkbox
+                  value="true"
+                  label="Sync customers who have not subscribed (as inactive contacts)"
+                  name="syncNonSubscribers"
+                  checked={s.syncNonSubscribers}
+                  onChange={set("syncNonSubscribers")}
+                  error={errors.syncNonSubscribers}
+                />
+                <Checkbox
+                  value="true"
+                  label="Let customer events create or update contacts"
+                  name="customerEventsCreateContacts"
+                  checked={s.customerEventsCreateContacts}
+                  onChange={set("customerEventsCreateContacts")}
+                  error={errors.customerEventsCreateContacts}
+                />
+                <Checkbox
+                  value="true"
+                  label="Delete the contact when the Shopify customer is deleted"
+                  helpText="Otherwise the contact stays and a “customer deleted” event is recorded."
+                  name="deleteContactOnCustomerDelete"
+                  checked={s.deleteContactOnCustomerDelete}
+                  onChange={set("deleteContactOnCustomerDelete")}
+                  error={errors.deleteContactOnCustomerDelete}
+                />
+              </FormLayout>
+            </Card>
+          </Layout.AnnotatedSection>
+          <Layout.AnnotatedSection title="Orders and carts" description="When orders count as completed and carts as abandoned.">
+            <Card>
+              <FormLayout>
+                <Select
+                  label="An order is completed when it is"
+                  name="orderCompletedOn"
+                  value={s.orderCompletedOn}
+                  onChange={set("orderCompletedOn")}
+                  error={errors.orderCompletedOn}
+                  options={[
+                    { label: "Paid and fulfilled (recommended)", value: "paid_and_fulfilled" },
+                    { label: "Paid", value: "paid" },
+                    { label: "Fulfilled", value: "fulfilled" },
+                  ]}
+                />
+                <TextField
+                  label="Abandoned cart delay"
+                  name="abandonmentDelayMinutes"
+                  type="number"
+                  suffix="minutes"
+                  autoComplete="off"
+                  value={s.abandonmentDelayMinutes}
+                  onChange={set("abandonmentDelayMinutes")}
+                  error={errors.abandonmentDelayMinutes}
+                  helpText="How long after the last change a checkout counts as abandoned (15 to 4320)."
+                />
+              </FormLayout>
+            </Card>
+          </Layout.AnnotatedSection>
+          <Layout.AnnotatedSection title="Storefront" description="Tracking on your online store.">
+            <Card>
+              <FormLayout>
+                <Select
+                  label="Tracker"
+                  name="trackerMode"
+                  value={s.trackerMode}
+                  onChange={set("trackerMode")}
+                  error={errors.trackerMode}
+                  options={[
+                    { label: "Modern (no cookies before consent, recommended)", value: "modern" },
+                    { label: "Legacy (cookie-based)", value: "legacy" },
+                    { label: "Compatibility (both)", value: "compat" },
+                  ]}
+                />
+                <Checkbox
+                  value="true"
+                  label="Send storefront browsing events (product and cart views)"
+                  name="storefrontEvents"
+                  checked={s.storefrontEvents}
+                  onChange={set("storefrontEvents")}
+                  error={errors.storefrontEvents}
+                />
+                <TextField
+                  label="Source name"
+                  name="source"
+                  autoComplete="off"
+                  value={s.source}
+                  onChange={set("source")}
+                  error={errors.source}
+                  helpText="Shown in your marketing account as where contacts came from."
+                />
+              </FormLayout>
+            </Card>
+          </Layout.AnnotatedSection>
+          <Layout.Section>
+            <InlineStack align="end" gap="200">
+              <Text as="p" variant="bodySm" tone="subdued">
+                Changes apply to everything synced from now on.
+              </Text>
+              <Button submit variant="primary" loading={navigation.state === "submitting"}>
+                Save
+              </Button>
+            </InlineStack>
+          </Layout.Section>
+        </Layout>
+      </Form>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="Settings" />;
+}

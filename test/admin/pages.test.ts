@@ -1,0 +1,346 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConnectionError, connectShop, pauseShop, shopContext } from "~/shops/connection.server";
+import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { fixture } from "../support/webhooks";
+import { actionData, loadData, openPage, postForm, routeData, type TokenKind } from "./support";
+
+// Two merchants in one database: A does everything, B tries to see and touch A's data.
+const A = "admin-a.myshopify.com";
+const B = "admin-b.myshopify.com";
+const PAGES = ["/app", "/app/connection", "/app/settings", "/app/problems", "/app/activity"] as const;
+const ROUTE: Record<(typeof PAGES)[number], string> = {
+  "/app": "routes/app._index",
+  "/app/connection": "routes/app.connection",
+  "/app/settings": "routes/app.settings",
+  "/app/problems": "routes/app.problems",
+  "/app/activity": "routes/app.activity",
+};
+const BAD_TOKENS: TokenKind[] = ["forged", "expired", "wrong-audience"];
+
+let h: PipelineHarness;
+beforeAll(async () => {
+  h = await startPipelineHarness();
+  for (const shop of [A, B]) expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
+});
+afterAll(() => h.close());
+
+const shopRow = (domain: string) => h.app.db.prisma.shop.findUniqueOrThrow({ where: { domain } });
+const connect = (shop: string, apiKey: string) =>
+  postForm(h.app.url, shop, "/app/connection", { intent: "connect", apiKey }).then((r) => actionData<{ ok: boolean; errors?: Record<string, string>; reason?: string }>(r));
+
+describe("every page answers only to a valid session token", () => {
+  for (const page of PAGES) {
+    it(`${page}: the first load renders, a valid token loads data, broken tokens get 401`, async () => {
+      const doc = await openPage(h.app.url, A, page);
+      expect(doc.status).toBe(200);
+      expect(await doc.text()).toContain("Polaris");
+      const ok = await loadData(h.app.url, A, page);
+      expect(ok.status).toBe(200);
+      await routeData(ok, ROUTE[page]);
+      for (const kind of BAD_TOKENS) {
+        const res = await loadData(h.app.url, A, page, kind);
+        expect(res.status, `${page} with a ${kind} token`).toBe(401);
+      }
+    });
+  }
+
+  it("actions with a forged, expired or wrong-audience token change nothing", async () => {
+    const before = await shopRow(B);
+    for (const kind of BAD_TOKENS) {
+      expect((await postForm(h.app.url, B, "/app/connection", { intent: "connect", apiKey: h.emulator.apiKey }, kind)).status).toBe(401);
+      expect((await postForm(h.app.url, B, "/app/settings", { trackerMode: "legacy", source: "x", abandonmentDelayMinutes: "60", optInMode: "trust_shopify", orderCompletedOn: "paid" }, kind)).status).toBe(401);
+      expect((await postForm(h.app.url, B, "/app/problems", { intent: "replay-reason", reason: "x" }, kind)).status).toBe(401);
+    }
+    const after = await shopRow(B);
+    expect(after.serviceKeyEnc).toBe(before.serviceKeyEnc);
+    expect(after.settings).toEqual(before.settings);
+  });
+});
+
+describe("connection", () => {
+  it("explains a wrong key, an inactive account and an unreachable service, and saves nothing", async () => {
+    const wrong = await connect(A, "mk_live_this_is_not_a_key");
+    expect(wrong).toMatchObject({ ok: false, reason: "wrong_key" });
+    expect(wrong.errors?.apiKey).toMatch(/did not accept this API key/);
+
+    const inactive = h.emulator.createAccount({ status: "suspended" });
+    const r2 = await connect(A, inactive.apiKey);
+    expect(r2).toMatchObject({ ok: false, reason: "account_inactive" });
+    expect(r2.errors?.apiKey).toMatch(/not active.*billing/);
+
+    h.emulator.setFaults({ dropConnections: 10 });
+    const r3 = await connect(A, h.emulator.apiKey);
+    h.emulator.clearFaults();
+    expect(r3).toMatchObject({ ok: false, reason: "unreachable" });
+    expect(r3.errors?.apiKey).toMatch(/could not reach the marketing service/);
+
+    const empty = await connect(A, "   ");
+    expect(empty).toMatchObject({ ok: false, errors: { apiKey: "Paste your API key." } });
+
+    expect((await shopRow(A)).serviceKeyEnc).toBeNull();
+  });
+
+  it("explains a content-site plugin key when the service refuses it", async () => {
+    // A service that refuses the key as the spec's plugin-key answer (the emulator only refuses
+    // plugin keys on campaign sends, which connecting never makes).
+    const server = createServer((_req, res) => {
+      res.writeHead(403, { "content-type": "application/json" });
+      res.end(JSON.stringify({ message: "A dashboard or CLI API key is required for this action.", status_code: 403 }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const error = await connectShop("plugin.myshopify.com", { apiKey: "mk_plugin_123456789", baseUrl: url }).catch((e: unknown) => e);
+    server.close();
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ reason: "plugin_key" });
+    expect((error as Error).message).toMatch(/content-site plugin key/);
+  });
+
+  it("connects with the right key: shows the account and only the key's last 4 characters", async () => {
+    const result = await connect(A, h.emulator.apiKey);
+    expect(result.ok).toBe(true);
+    const row = await shopRow(A);
+    expect(row.serviceKeyEnc).toBeTruthy();
+    expect(row.serviceKeyEnc).not.toContain(h.emulator.apiKey);
+
+    const page = await loadData(h.app.url, A, "/app/connection");
+    const text = await page.clone().text();
+    expect(text).not.toContain(h.emulator.apiKey);
+    const data = await routeData<{ state: string; account: { company: string; plan: string; keyLast4: string } }>(page, "routes/app.connection");
+    expect(data.state).toBe("connected");
+    expect(data.account).toMatchObject({ company: "Default Shop", plan: "Growth", keyLast4: h.emulator.apiKey.slice(-4) });
+    const html = await (await openPage(h.app.url, A, "/app/connection")).text();
+    expect(html).toContain("Default Shop");
+    expect(html).not.toContain(h.emulator.apiKey);
+
+    // B sees none of it.
+    const other = await routeData<{ state: string; account: unknown }>(await loadData(h.app.url, B, "/app/connection"), "routes/app.connection");
+    expect(other).toMatchObject({ state: "not_connected", account: null });
+  });
+
+  it("a paused shop (rejected key) never shows as connected", async () => {
+    await pauseShop(A, "Unauthenticated");
+    const home = await routeData<{ shop: { state: string; connected: boolean }; banner: { status: string; fix: string } }>(
+      await loadData(h.app.url, A, "/app"),
+      "routes/app._index",
+    );
+    expect(home.shop).toMatchObject({ state: "paused", connected: false });
+    expect(home.banner.status).toBe("paused");
+    expect(home.banner.fix).toMatch(/valid API key/);
+    const html = await (await openPage(h.app.url, A, "/app")).text();
+    expect(html).toContain("Paused");
+    expect(html).not.toMatch(/>Connected</);
+    // Reconnecting resumes.
+    expect((await connect(A, h.emulator.apiKey)).ok).toBe(true);
+    expect((await shopRow(A)).pausedAt).toBeNull();
+  });
+});
+
+describe("settings", () => {
+  const form = {
+    optInMode: "trust_shopify",
+    orderCompletedOn: "paid",
+    abandonmentDelayMinutes: "90",
+    trackerMode: "legacy",
+    storefrontEvents: "on",
+    source: "my-shop",
+  };
+
+  it("defaults to the privacy-safe choices", async () => {
+    const { settings } = await routeData<{ settings: Record<string, unknown> }>(await loadData(h.app.url, B, "/app/settings"), "routes/app.settings");
+    expect(settings).toMatchObject({ trackerMode: "modern", storefrontEvents: false, optInMode: "double_opt_in", syncNonSubscribers: false });
+  });
+
+  it("shows field errors inline and keeps the saved settings", async () => {
+    const res = await postForm(h.app.url, A, "/app/settings", { ...form, abandonmentDelayMinutes: "5", trackerMode: "sideways" });
+    expect(res.status).toBe(200);
+    const data = await actionData<{ ok: boolean; errors: Record<string, string> }>(res);
+    expect(data.ok).toBe(false);
+    expect(data.errors.abandonmentDelayMinutes).toBe("The shortest delay is 15 minutes.");
+    expect(data.errors.trackerMode).toBeTruthy();
+    expect((await shopContext(A)).settings.trackerMode).toBe("modern");
+  });
+
+  it("saves, applies to new work at once, and only for this shop", async () => {
+    const data = await actionData<{ ok: boolean; toast: string }>(await postForm(h.app.url, A, "/app/settings", form));
+    expect(data).toMatchObject({ ok: true, toast: "Settings saved" });
+    expect((await shopContext(A)).settings).toMatchObject({ trackerMode: "legacy", storefrontEvents: true, optInMode: "trust_shopify", abandonmentDelayMinutes: 90, syncNonSubscribers: false });
+    expect((await shopContext(B)).settings).toMatchObject({ trackerMode: "modern", storefrontEvents: false });
+  });
+});
+
+describe("health, problems and activity over the real pipeline", () => {
+  const email = "grace.hopper@example.com";
+
+  it("a delivery that fails for good shows as a problem; replay sends it and the numbers move", async () => {
+    await h.connect(A);
+    h.startWorkers(1);
+    h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
+    await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "501", email, consent: "subscribed" }) });
+    await h.settle();
+    h.emulator.clearFaults();
+
+    const problems = await routeData<{ groups: { reason: string; count: number; problems: { id: string; customer: string; attempts: number; message: string }[] }[] }>(
+      await loadData(h.app.url, A, "/app/problems"),
+      "routes/app.problems",
+    );
+    expect(problems.groups).toHaveLength(1);
+    const [group] = problems.groups;
+    const [dead] = group.problems;
+    expect(dead).toMatchObject({ customer: "g•••@example.com", attempts: 5 });
+    expect(dead.message).toBeTruthy();
+
+    const home = await routeData<{ banner: { status: string }; totals: { dead: number; failed: number; delivered: number } }>(
+      await loadData(h.app.url, A, "/app"),
+      "routes/app._index",
+    );
+    expect(home.banner.status).toBe("degraded");
+    expect(home.totals.dead).toBe(1);
+    expect(home.totals.failed).toBeGreaterThanOrEqual(4);
+
+    // Search by customer e-mail.
+    const found = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, A, "/app/problems?q=grace.hopper"), "routes/app.problems");
+    expect(found.groups).toHaveLength(1);
+    const none = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, A, "/app/problems?q=nobody%25"), "routes/app.problems");
+    expect(none.groups).toHaveLength(0);
+
+    // B can neither see nor act on A's dead letter.
+    const bView = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, B, "/app/problems"), "routes/app.problems");
+    expect(bView.groups).toHaveLength(0);
+    const attempts: Record<string, string>[] = [{ intent: "replay", id: dead.id }, { intent: "discard", id: dead.id }, { intent: "replay-reason", reason: group.reason }];
+    for (const fields of attempts) {
+      const r = await actionData<{ ok: boolean }>(await postForm(h.app.url, B, "/app/problems", fields));
+      expect(r.ok).toBe(false);
+    }
+    expect((await h.app.db.prisma.outboundCall.findUniqueOrThrow({ where: { id: BigInt(dead.id) } })).status).toBe("dead");
+    const bActivity = await routeData<{ entries: unknown[] }>(await loadData(h.app.url, B, "/app/activity?q=grace"), "routes/app.activity");
+    expect(bActivity.entries).toHaveLength(0);
+
+    // A replays it: delivered, and the health numbers move.
+    const replay = await actionData<{ ok: boolean; toast: string }>(await postForm(h.app.url, A, "/app/problems", { intent: "replay", id: dead.id }));
+    expect(replay).toMatchObject({ ok: true, toast: "Sent again" });
+    await h.settle();
+    expect(h.emulator.person(email)).toBeTruthy();
+    const after = await routeData<{ banner: { status: string }; totals: { delivered: number }; history: { day: { delivered: number }[] } }>(
+      await loadData(h.app.url, A, "/app"),
+      "routes/app._index",
+    );
+    expect(after.banner.status).toBe("healthy");
+    expect(after.totals.delivered).toBeGreaterThan(home.totals.delivered);
+    expect(after.history.day.at(-1)!.delivered).toBeGreaterThan(0);
+    const cleared = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, A, "/app/problems"), "routes/app.problems");
+    expect(cleared.groups).toHaveLength(0);
+  });
+
+  it("activity lists what was sent with the e-mail masked, and is searchable", async () => {
+    const res = await loadData(h.app.url, A, "/app/activity?q=grace.hopper");
+    const text = await res.clone().text();
+    expect(text).not.toContain(email);
+    const { entries } = await routeData<{ entries: { customer: string; status: string; what: string }[] }>(res, "routes/app.activity");
+    expect(entries.length).toBeGreaterThanOrEqual(1);
+    expect(entries[0]).toMatchObject({ customer: "g•••@example.com", status: "delivered" });
+  });
+
+  it("activity finds an order by its name", async () => {
+    const order = JSON.parse(fixture("orders/create")) as Record<string, unknown>;
+    Object.assign(order, { id: 880001, admin_graphql_api_id: "gid://shopify/Order/880001", name: "#4242", email: "ord@example.com", updated_at: new Date().toISOString() });
+    await h.send({ topic: "orders/create", shop: A, body: order });
+    await h.settle();
+    const { entries } = await routeData<{ entries: { orderName: string | null; customer: string | null }[] }>(
+      await loadData(h.app.url, A, `/app/activity?q=${encodeURIComponent("#4242")}`),
+      "routes/app.activity",
+    );
+    expect(entries.length).toBeGreaterThanOrEqual(1);
+    expect(entries.every((e) => e.orderName === "#4242")).toBe(true);
+    const theirs = await routeData<{ entries: unknown[] }>(await loadData(h.app.url, B, `/app/activity?q=${encodeURIComponent("#4242")}`), "routes/app.activity");
+    expect(theirs.entries).toHaveLength(0);
+  });
+
+  it("hostile input: bad ids, odd search text and oversized values get clear answers and change nothing", async () => {
+    const hostile: Record<string, string>[] = [{ intent: "replay", id: "1 OR 1=1" }, { intent: "discard", id: "-1" }, { intent: "explode" }, { intent: "replay", id: "9".repeat(40) }, { intent: "discard", id: "9".repeat(19) }];
+    for (const fields of hostile) {
+      const res = await postForm(h.app.url, A, "/app/problems", fields);
+      expect(res.status).toBe(200);
+      expect(await actionData(res)).toMatchObject({ ok: false, toast: "That action is not possible." });
+    }
+    for (const q of ["%", "_", "' OR '1'='1", "\\", "x".repeat(5000)]) {
+      const res = await loadData(h.app.url, A, `/app/problems?q=${encodeURIComponent(q)}`);
+      expect(res.status).toBe(200);
+      expect((await routeData<{ groups: unknown[] }>(res, "routes/app.problems")).groups).toHaveLength(0);
+    }
+    for (const before of ["not-a-number", "9".repeat(19)]) expect((await loadData(h.app.url, A, `/app/activity?before=${before}`)).status).toBe(200);
+    const settings = await actionData<{ ok: boolean; errors: Record<string, string> }>(
+      await postForm(h.app.url, A, "/app/settings", { optInMode: "trust_shopify", orderCompletedOn: "paid", trackerMode: "modern", abandonmentDelayMinutes: "1e9", source: "s".repeat(500) }),
+    );
+    expect(settings.ok).toBe(false);
+    expect(settings.errors).toMatchObject({ abandonmentDelayMinutes: expect.any(String), source: "Use at most 100 characters." });
+  });
+
+  it("the 30-day chart keeps history older than the delivered calls' retention", async () => {
+    const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+    tenDaysAgo.setUTCMinutes(0, 0, 0);
+    await h.app.db.prisma.syncCounterHourly.create({ data: { shop: A, kind: "order", hour: tenDaysAgo, delivered: 37, failed: 2 } });
+    const home = await routeData<{ history: { month: { at: string; delivered: number; failed: number }[]; day: { delivered: number }[] } }>(
+      await loadData(h.app.url, A, "/app"),
+      "routes/app._index",
+    );
+    expect(home.history.month).toHaveLength(30);
+    expect(home.history.day).toHaveLength(24);
+    const bucket = home.history.month.find((p) => p.at.slice(0, 10) === tenDaysAgo.toISOString().slice(0, 10));
+    expect(bucket).toMatchObject({ delivered: 37, failed: 2 });
+    const other = await routeData<{ history: { month: { delivered: number }[] } }>(await loadData(h.app.url, B, "/app"), "routes/app._index");
+    expect(other.history.month.every((p) => p.delivered === 0)).toBe(true);
+  });
+
+  it("recent failures still being retried are listed apart, with no replay action, and only for their shop", async () => {
+    // A call between two attempts (the service failed once; the next try is an hour away).
+    const row = await h.app.db.prisma.outboundCall.create({
+      data: {
+        shop: A,
+        objectKey: "customer:990",
+        kind: "customer",
+        call: { op: "person.upsert", body: { email: "retry.me@example.com", source: "shopify" } },
+        attempts: 2,
+        lastError: "server_error: Server Error",
+        runAt: new Date(Date.now() + 3_600_000),
+      },
+    });
+    const mine = await routeData<{ retrying: { problems: { id: string; customer: string; attempts: number }[] }[] }>(
+      await loadData(h.app.url, A, "/app/problems"),
+      "routes/app.problems",
+    );
+    expect(mine.retrying.flatMap((g) => g.problems)).toEqual([expect.objectContaining({ id: String(row.id), customer: "r•••@example.com", attempts: 2 })]);
+    const theirs = await routeData<{ retrying: unknown[] }>(await loadData(h.app.url, B, "/app/problems"), "routes/app.problems");
+    expect(theirs.retrying).toHaveLength(0);
+    // Replay is for dead letters only.
+    expect(await actionData(await postForm(h.app.url, A, "/app/problems", { intent: "replay", id: String(row.id) }))).toMatchObject({ ok: false });
+    await h.app.db.prisma.outboundCall.delete({ where: { id: row.id } });
+  });
+
+  it("discard takes a dead letter out of the list for good", async () => {
+    h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
+    await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "502", email: "alan@example.com", consent: "subscribed" }) });
+    await h.settle();
+    h.emulator.clearFaults();
+    const { groups } = await routeData<{ groups: { problems: { id: string }[] }[] }>(await loadData(h.app.url, A, "/app/problems"), "routes/app.problems");
+    const id = groups[0].problems[0].id;
+    expect(await actionData(await postForm(h.app.url, A, "/app/problems", { intent: "discard", id }))).toMatchObject({ ok: true });
+    const again = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, A, "/app/problems"), "routes/app.problems");
+    expect(again.groups).toHaveLength(0);
+    expect((await h.app.db.prisma.outboundCall.findUniqueOrThrow({ where: { id: BigInt(id) } })).status).toBe("superseded");
+  });
+
+  it("disconnect stops all delivery for the shop and forgets the key", async () => {
+    expect(await actionData(await postForm(h.app.url, A, "/app/connection", { intent: "disconnect" }))).toMatchObject({ ok: true });
+    const row = await shopRow(A);
+    expect(row.serviceKeyEnc).toBeNull();
+    const before = h.emulator.requests.length;
+    await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "503", email: "late@example.com", consent: "subscribed" }) });
+    await h.settle();
+    expect(h.emulator.requests.length).toBe(before);
+    const home = await routeData<{ shop: { state: string } }>(await loadData(h.app.url, A, "/app"), "routes/app._index");
+    expect(home.shop.state).toBe("not_connected");
+  });
+});
