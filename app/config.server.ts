@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { PROJECT_ROOT } from "./server/project-root.server";
 
 /**
  * The app's whole configuration, read once from the environment and validated.
@@ -11,7 +12,6 @@ import { z } from "zod";
  * a production process that forgot SHOPIFY_APP_URL (so looks local) stops instead of falling back.
  */
 
-const PROJECT_ROOT = path.resolve(import.meta.dirname, "..");
 export const DEV_SECRETS = {
   SHOPIFY_API_KEY: "marketing-sync-dev-app",
   SHOPIFY_API_SECRET: "marketing-sync-dev-secret-not-for-production",
@@ -151,18 +151,16 @@ export function buildConfig(env: Record<string, string | undefined>) {
   };
 }
 
-// On globalThis, like the database: the Remix build and modules loaded beside it share one config.
-const cacheKey = Symbol.for("marketing-sync.config");
-type GlobalWithConfig = typeof globalThis & { [cacheKey]?: AppConfig };
+// Read once per process (one copy of this module: see app/db.server.ts).
+let cached: AppConfig | undefined;
 
 /** The process configuration; throws ConfigError (one clear line) on a bad environment. */
 export function config(): AppConfig {
-  const g = globalThis as GlobalWithConfig;
-  g[cacheKey] ??= buildConfig(process.env);
-  return g[cacheKey];
+  cached ??= buildConfig(process.env);
+  return cached;
 }
 
 /** For tests that change the environment between cases. */
 export function resetConfigForTests(): void {
-  delete (globalThis as GlobalWithConfig)[cacheKey];
+  cached = undefined;
 }

@@ -113,21 +113,20 @@ export function openDatabase(target: DatabaseTarget): Database {
   };
 }
 
-// One database per process, on globalThis so that every copy of this module (the Remix build,
-// the worker, scripts and tests that load the app through Vite) shares it: two PGlite
-// instances must never open the same directory.
-const globalKey = Symbol.for("marketing-sync.database");
-type GlobalWithDb = typeof globalThis & { [globalKey]?: Database };
+// One database per process (two PGlite instances must never open the same directory). The
+// production entry points are built together with the Remix bundle, so a process holds one copy
+// of this module; tests and the demo, which also load app modules from source, install the same
+// Database into the build's copy through build/server/runtime.js (see test/support/app.ts).
+let processDatabase: Database | undefined;
 
 export function database(): Database {
-  const g = globalThis as GlobalWithDb;
-  g[globalKey] ??= openDatabase(config().database);
-  return g[globalKey];
+  processDatabase ??= openDatabase(config().database);
+  return processDatabase;
 }
 
 /** Installs a specific database (tests, scripts) as the process database. */
 export function installDatabase(db: Database | undefined): void {
-  (globalThis as GlobalWithDb)[globalKey] = db;
+  processDatabase = db;
 }
 
 /** The Prisma client of the process database. */

@@ -18,8 +18,9 @@ import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import type * as Runtime from "../app/server/runtime.server";
 import {
   createBenchDatabase,
   endChild,
@@ -51,13 +52,14 @@ interface ChildOptions {
 async function serveChild(o: ChildOptions): Promise<void> {
   const { applyTestEnv } = await import("../test/support/env");
   applyTestEnv({ LOG_LEVEL: "silent", RUN_WORKER_IN_PROCESS: "false" });
-  const { openDatabase, installDatabase } = await import("../app/db.server");
-  const { loadServerBuild, startHttpServer } = await import("../app/server/http.server");
+  // The built app (one copy of every module, as in production): see app/server/runtime.server.ts.
+  const app = (await import(pathToFileURL(path.resolve(import.meta.dirname, "../build/server/runtime.js")).href)) as typeof Runtime;
+  const { openDatabase, installDatabase, startHttpServer } = app;
   const { pruneOldRows } = await import("../app/pipeline/retention.server");
   const db = openDatabase(o.db === "postgres" ? { kind: "postgres", url: o.dbUrl! } : { kind: "pglite", dataDir: o.pgliteDir! });
   await db.migrate();
   installDatabase(db);
-  const http = await startHttpServer({ build: await loadServerBuild(), port: 0, host: "127.0.0.1" });
+  const http = await startHttpServer({ build: app.serverBuild, clientDir: app.CLIENT_DIR, port: 0, host: "127.0.0.1" });
 
   const old = new Date(Date.now() - (RETENTION_DAYS + 10) * 86_400_000).toISOString();
   const seed = async () => {

@@ -21,8 +21,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import type * as Runtime from "../app/server/runtime.server";
 import {
   createBenchDatabase,
   endChild,
@@ -39,6 +40,7 @@ import {
 } from "./support";
 
 const SELF = fileURLToPath(import.meta.url);
+type BuiltApp = typeof Runtime;
 const SHOP = "bench-ack.myshopify.com";
 const TARGET_P99_MS = 25;
 const TARGET_RATIO = 3;
@@ -56,6 +58,7 @@ interface ChildOptions {
 interface ChildStats {
   type: "stopped";
   rss: number;
+  cpuMs: number;
   deliveries?: Record<string, number>;
   calls?: Record<string, number>;
 }
@@ -74,7 +77,7 @@ async function serveChild(o: ChildOptions): Promise<void> {
   const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
 
   let url: string;
-  let close: () => Promise<Omit<ChildStats, "type" | "rss">>;
+  let close: () => Promise<Omit<ChildStats, "type" | "rss" | "cpuMs">>;
   if (o.target === "bare") {
     const { validHmac } = await import("../app/webhooks/receive.server");
     const server = createServer((req, res) => {
@@ -95,14 +98,13 @@ async function serveChild(o: ChildOptions): Promise<void> {
         server.close(() => resolve({}));
       });
   } else {
-    const { openDatabase, installDatabase } = await import("../app/db.server");
-    const { loadServerBuild, startHttpServer } = await import("../app/server/http.server");
-    const { startWorker } = await import("../app/pipeline/worker.server");
-    const { connectShop } = await import("../app/shops/connection.server");
+    // The app from its production build, as `npm run serve` runs it (one copy of each module).
+    const app = (await import(pathToFileURL(path.resolve(import.meta.dirname, "../build/server/runtime.js")).href)) as BuiltApp;
+    const { openDatabase, installDatabase, startHttpServer, startWorker, connectShop } = app;
     const db = openDatabase(o.db === "postgres" ? { kind: "postgres", url: o.dbUrl! } : { kind: "pglite", dataDir: o.pgliteDir! });
     await db.migrate();
     installDatabase(db);
-    const http = await startHttpServer({ build: await loadServerBuild(), port: 0, host: "127.0.0.1" });
+    const http = await startHttpServer({ build: app.serverBuild, clientDir: app.CLIENT_DIR, port: 0, host: "127.0.0.1" });
     if (o.worker) await connectShop(SHOP, { apiKey: o.apiKey!, baseUrl: o.emulatorUrl!, importHistory: false });
     // Deliveries are recorded only for an installed shop.
     else await db.sql.query(`INSERT INTO "Shop" (domain, "updatedAt") VALUES ($1, now()) ON CONFLICT DO NOTHING`, [SHOP]);
@@ -122,11 +124,16 @@ async function serveChild(o: ChildOptions): Promise<void> {
       return stats;
     };
   }
+  // CPU the server spends in the measured window: steadier than latency on a shared machine.
+  let cpuAtMark = process.cpuUsage();
   process.on("message", (m: { type: string }) => {
+    if (m.type === "mark") cpuAtMark = process.cpuUsage();
     if (m.type !== "stop") return;
+    const cpu = process.cpuUsage(cpuAtMark);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     void close().then((stats) => {
       clearInterval(rssTimer);
-      process.send!({ type: "stopped", rss: peakRss, ...stats } satisfies ChildStats, () => process.disconnect());
+      process.send!({ type: "stopped", rss: peakRss, cpuMs, ...stats } satisfies ChildStats, () => process.disconnect());
     });
   });
   process.send!({ type: "ready", url });
@@ -259,7 +266,7 @@ async function main(): Promise<void> {
   }
   const workerModes = values.worker === "both" ? [false, true] : [values.worker === "on"];
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
-  if (!existsBuild()) throw new Error("build/server/index.js is missing: run `npm run build` first");
+  if (!existsBuild()) throw new Error("build/server/runtime.js is missing: run `npm run build` first");
 
   const runs: Run[] = [{ label: "bare node:http + HMAC", options: { target: "bare", worker: false } }];
   const databases: ("pglite" | "postgres")[] = adminUrl ? ["pglite", "postgres"] : ["pglite"];
@@ -284,12 +291,18 @@ async function main(): Promise<void> {
         o.dbUrl = pgDb.url;
       }
       if (o.db === "pglite") o.pgliteDir = values["pglite-memory"] ? "memory://" : mkdtempSync(path.join(tmpdir(), "ms-bench-pglite-"));
-      const child = fork(SELF, ["--child", JSON.stringify(o)], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      const child = fork(SELF, ["--child", JSON.stringify(o)], {
+        execArgv: tsxExecArgv(),
+        env: { ...process.env, NODE_ENV: "production" }, // as `npm run serve` runs
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      });
       try {
         const { url } = await nextMessage<{ type: "ready"; url: string }>(child, "ready", 120_000);
         await emulator?.clear();
         process.stdout.write(`  ${run.label} … `);
+        const mark = setTimeout(() => child.send({ type: "mark" }), warmupS * 1000 + 20);
         const r = await openLoop(url, requests, rate, warmupS * 1000);
+        clearTimeout(mark);
         const stopped = nextMessage<ChildStats>(child, "stopped", 60_000);
         child.send({ type: "stop" });
         const stats = await stopped;
@@ -330,10 +343,11 @@ async function main(): Promise<void> {
   );
   console.log();
   printTable(
-    ["target", "max send lag ms", "server peak RSS", "deliveries at end", "service calls at end"],
+    ["target", "max send lag ms", "server CPU ms/request", "server peak RSS", "deliveries at end", "service calls at end"],
     rows.map(({ label, r, stats }) => [
       label,
       fmt(r.maxSendLagMs),
+      fmt(stats.cpuMs / r.measured, 2),
       mib(stats.rss),
       stats.deliveries ? JSON.stringify(stats.deliveries) : "-",
       stats.calls ? JSON.stringify(stats.calls) : "-",
@@ -344,7 +358,7 @@ async function main(): Promise<void> {
 }
 
 function existsBuild(): boolean {
-  return existsSync(path.resolve(import.meta.dirname, "../build/server/index.js"));
+  return existsSync(path.resolve(import.meta.dirname, "../build/server/runtime.js"));
 }
 
 const childIndex = process.argv.indexOf("--child");

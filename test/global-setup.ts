@@ -4,10 +4,11 @@ import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-// Tests drive the production build over HTTP: build it when any app source is newer than it.
+// Tests drive the production build over HTTP (build/server/runtime.js: the Remix handler and the
+// process API built together): build it when any app source is newer than it.
 export default function setup(): void {
   if (process.env.SKIP_APP_BUILD === "1") return;
-  const built = path.join(root, "build/server/index.js");
+  const built = path.join(root, "build/server/runtime.js");
   if (existsSync(built) && statSync(built).mtimeMs > newestSource(path.join(root, "app"))) return;
   execFileSync(process.execPath, [path.join(root, "node_modules/@remix-run/dev/dist/cli.js"), "vite:build"], {
     cwd: root,

@@ -1,14 +1,14 @@
-// `npm run serve`: the production server. Validates the configuration, applies pending
-// migrations, serves the app, and (unless RUN_WORKER_IN_PROCESS=false) runs the sync worker.
+// `npm run serve`: the production server, run from the build (build/server/serve.js, plain node).
+// Validates the configuration, applies pending migrations, serves the app, and (unless
+// RUN_WORKER_IN_PROCESS=false) runs the sync worker — all from one copy of each module.
 import { config, ConfigError } from "../config.server";
-import { database } from "../db.server";
-import { logger } from "../logger.server";
-import { startWorker } from "../pipeline/worker.server";
-import { checkStoredSecrets } from "../shops/key-rotation.server";
-import { loadServerBuild, startHttpServer } from "../server/http.server";
 
 async function main() {
   const cfg = config();
+  // Loaded after the configuration is known good: the Remix modules read it as they load.
+  const { CLIENT_DIR, checkStoredSecrets, database, logger, serverBuild, startHttpServer, startWorker } = await import(
+    "../server/runtime.server"
+  );
   const log = logger();
   if (cfg.defaultedSecrets.length) {
     log.warn({ defaulted: cfg.defaultedSecrets }, "using development secrets (allowed only with a local SHOPIFY_APP_URL)");
@@ -18,7 +18,7 @@ async function main() {
   log.info({ database: db.kind, applied: migrations.applied }, "database ready");
   await checkStoredSecrets(); // shops whose stored key this ENCRYPTION_KEY cannot open are paused
 
-  const http = await startHttpServer({ build: await loadServerBuild(), port: cfg.port, host: cfg.host });
+  const http = await startHttpServer({ build: serverBuild, clientDir: CLIENT_DIR, port: cfg.port, host: cfg.host });
   log.info({ url: http.url }, "Marketing Sync is listening");
   const worker = cfg.runWorkerInProcess ? startWorker() : undefined;
 

@@ -1,5 +1,5 @@
 // `npm run worker`: sync workers alone, for scale-out on PostgreSQL (set RUN_WORKER_IN_PROCESS=false
-// on the app processes if only these should deliver).
+// on the app processes if only these should deliver). Runs from the build (build/server/worker.js).
 import { config, ConfigError } from "../config.server";
 import { database } from "../db.server";
 import { logger } from "../logger.server";

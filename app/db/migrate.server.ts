@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { PROJECT_ROOT } from "../server/project-root.server";
 
 /**
  * Applies pending Prisma migrations at start-up and records them in `_prisma_migrations`
@@ -9,7 +10,7 @@ import path from "node:path";
  * and PGlite lives inside this process), hence this small re-implementation.
  */
 
-export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
+export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, "prisma/migrations");
 // The key Prisma Migrate takes with pg_advisory_lock, so the CLI and every app process serialise.
 const PRISMA_ADVISORY_LOCK_KEY = 72707369;
 

@@ -25,19 +25,16 @@ export const WEBHOOK_PRIORITY = {
   busyPlanBatchSize: 2,
 } as const;
 
-// On globalThis: the Remix route (in the server build) and the worker (loaded beside it) are two
-// copies of this module, and they must share one count.
-const key = Symbol.for("marketing-sync.webhook-priority");
 interface PriorityState {
   inFlight: number;
   lastAt: number;
   lulls: (() => void)[];
   unitStartedAt: number;
 }
+// One per process: the route and the worker share this module (one build, one module graph).
+const shared: PriorityState = { inFlight: 0, lastAt: 0, lulls: [], unitStartedAt: 0 };
 function state(): PriorityState {
-  const g = globalThis as typeof globalThis & { [key]?: PriorityState };
-  g[key] ??= { inFlight: 0, lastAt: 0, lulls: [], unitStartedAt: 0 };
-  return g[key];
+  return shared;
 }
 
 /** Runs an acknowledgement's database work as a webhook in flight. */

@@ -2,8 +2,6 @@ import { logger } from "../logger.server";
 import { recordDelivery } from "../pipeline/ingest.server";
 import { topicInfo } from "../topics";
 import {
-  checkHeaders,
-  verifyDelivery,
   verifyWebhook,
   WebhookRejection,
   type HeaderSource,
@@ -22,21 +20,6 @@ export async function receiveWebhook(request: Request): Promise<Response> {
     const { status, body } = answerFor(error, request.headers);
     // A body left unread would hold the keep-alive connection: close it after answering.
     return new Response(body, { status, headers: status === 413 ? { connection: "close" } : undefined });
-  }
-}
-
-/**
- * The same for a body already read: the production server's fast path, mounted in front of Remix
- * (Remix's per-request machinery cost more than the whole acknowledgement). Returns the status.
- * The HMAC is computed over the bytes as received, so pass the Buffer when there is one.
- */
-export async function receiveRawWebhook(headers: HeaderSource, rawBody: Buffer | string): Promise<{ status: number; body: string }> {
-  try {
-    checkHeaders(headers);
-    await acknowledge(verifyDelivery(headers, rawBody));
-    return { status: 200, body: "" };
-  } catch (error) {
-    return answerFor(error, headers);
   }
 }
 

@@ -6,8 +6,10 @@
 import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
+import type * as Runtime from "../../app/server/runtime.server";
 
 const { values: args } = parseArgs({
   options: {
@@ -79,18 +81,20 @@ async function main() {
   });
   for (const name of ["SHOPIFY_API_KEY", "SHOPIFY_API_SECRET", "ENCRYPTION_KEY"]) delete process.env[name];
 
-  const { database, prisma } = await import("../../app/db.server");
-  const { loadServerBuild, startHttpServer } = await import("../../app/server/http.server");
-  const { startWorker } = await import("../../app/pipeline/worker.server");
-  const { connectShop } = await import("../../app/shops/connection.server");
+  // The app from its production build (build/server/runtime.js: one copy of each module).
+  // summary.ts reads through the source copy of app/db.server: it gets the same database.
+  const app = (await import(pathToFileURL(path.join(ROOT, "build/server/runtime.js")).href)) as typeof Runtime;
+  const { database, prisma, startHttpServer, startWorker, connectShop } = app;
+  const { installDatabase } = await import("../../app/db.server");
   const { demoStream } = await import("./stream");
   const { renderSummary } = await import("./summary");
   const { mintSessionToken, CHROME_UA } = await import("../shopify/session-token");
   const { webhookHeaders } = await import("../shopify/webhooks");
 
   const db = database();
+  installDatabase(db);
   await db.migrate();
-  const http = await startHttpServer({ build: await loadServerBuild(), port: appPort, host: "127.0.0.1" });
+  const http = await startHttpServer({ build: app.serverBuild, clientDir: app.CLIENT_DIR, port: appPort, host: "127.0.0.1" });
   const worker = startWorker();
   console.log(`app ${appUrl} · service emulator ${emulator.url} · fake Shopify Admin ${admin.url}`);
 

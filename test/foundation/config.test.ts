@@ -81,7 +81,7 @@ describe("configuration", () => {
   });
 
   it("stops start-up with one clear line on a bad value", async () => {
-    const failure = await run(process.execPath, ["--import", "tsx", path.join(ROOT, "app/bin/serve.server.ts")], {
+    const failure = await run(process.execPath, [path.join(ROOT, "build/server/serve.js")], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, NODE_ENV: "production", PORT: "eighty" },
       timeout: 60_000,

@@ -1,8 +1,20 @@
-import type { ServerBuild } from "@remix-run/node";
-import { loadServerBuild, startHttpServer, type RunningHttpServer } from "~/server/http.server";
+import path from "node:path";
+import type * as Runtime from "~/server/runtime.server";
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from "./database";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET } from "./env";
 import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
+
+/** The built app's process API (build/server/runtime.js, made by test/global-setup.ts). */
+export type BuiltApp = typeof Runtime;
+
+const RUNTIME = path.resolve(import.meta.dirname, "../../build/server/runtime.js");
+let runtime: Promise<BuiltApp> | undefined;
+
+/** Loads the production build once per test process. */
+export function builtApp(): Promise<BuiltApp> {
+  runtime ??= import(/* @vite-ignore */ RUNTIME) as Promise<BuiltApp>;
+  return runtime;
+}
 
 export interface TestApp {
   url: string;
@@ -11,28 +23,34 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-let build: ServerBuild | undefined;
 // One fake Admin per test process: the app reads its address once, with the rest of its config.
 let fakeAdmin: Promise<FakeAdmin> | undefined;
 
 /**
  * The production build of the app (made once by test/global-setup.ts) on a real HTTP port,
  * with a fresh database and the fake Shopify Admin. Call it in beforeAll.
+ *
+ * Test-only seam: tests also call app modules from source (workers, connectShop, queries), a
+ * second copy of those modules beside the build's. Both copies get the SAME database and a
+ * fresh read of the environment here, so they see one state; production never needs this
+ * (one build, one copy of each module).
  */
 export async function startTestApp(
-  options: { database?: DatabaseKind; env?: Record<string, string>; fastWebhooks?: boolean } = {},
+  options: { database?: DatabaseKind; env?: Record<string, string> } = {},
 ): Promise<TestApp> {
   fakeAdmin ??= startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
   const admin = await fakeAdmin;
   admin.calls.length = 0;
   applyTestEnv({ SHOPIFY_ADMIN_API_ORIGIN: admin.url, ...options.env });
   const db = await createTestDatabase(options.database ?? "pglite");
-  build ??= await loadServerBuild();
-  const http: RunningHttpServer = await startHttpServer({
-    build,
+  const app = await builtApp();
+  app.resetConfigForTests();
+  app.installDatabase(db);
+  const http = await app.startHttpServer({
+    build: app.serverBuild,
+    clientDir: app.CLIENT_DIR,
     port: 0,
     host: "127.0.0.1",
-    fastWebhooks: options.fastWebhooks,
   });
   return {
     url: http.url,
@@ -40,6 +58,7 @@ export async function startTestApp(
     admin,
     close: async () => {
       await http.close();
+      app.installDatabase(undefined);
       await db.destroy();
     },
   };

@@ -26,7 +26,7 @@ export interface AppProcess {
 const KEEP_LINES = 200;
 
 /**
- * Starts the production server (`app/bin/serve.server.ts` under tsx) as a child process and
+ * Starts the production server (`node build/server/serve.js`, as `npm run serve`) as a child process and
  * waits for its "listening" log line. The build must exist (test/global-setup.ts makes it).
  */
 export async function spawnApp(options: {
@@ -36,8 +36,8 @@ export async function spawnApp(options: {
   /** Sees every output line (stdout and stderr), e.g. to check what the app logs. */
   onLine?: (line: string) => void;
 }): Promise<AppProcess> {
-  const script = options.script ?? "app/bin/serve.server.ts";
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const script = options.script ?? "build/server/serve.js";
+  const child = spawn(process.execPath, script.endsWith(".ts") ? ["--import", "tsx", script] : [script], {
     cwd: ROOT_DIR,
     // Only what the app needs, plus PATH/HOME: nothing of the test process's own environment leaks in.
     env: { ...pick(process.env, ["PATH", "HOME", "TMPDIR", "LANG"]), ...options.env } as NodeJS.ProcessEnv,
