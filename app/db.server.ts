@@ -8,7 +8,7 @@ import { openPglite } from "./db/pglite.server";
 import { logger } from "./logger.server";
 
 export type DatabaseTarget =
-  /** fsync: flush every commit to disk (default true; see app/db/pglite.server.ts). */
+  /** fsync: flush every commit to disk (default false, development-only durability: app/db/pglite.server.ts). */
   | { kind: "pglite"; dataDir: string; fsync?: boolean }
   | { kind: "postgres"; url: string };
 
@@ -24,6 +24,12 @@ export function openDatabase(target: DatabaseTarget): Database {
   if (target.kind === "pglite") {
     // Locked to this process; "memory://" (tests) keeps the database in memory, unlocked.
     const { pglite, lock } = openPglite(target);
+    if (lock) {
+      logger().info(
+        { dataDir: target.dataDir, fsync: target.fsync ?? false },
+        target.fsync ? "embedded PGlite opened" : "embedded PGlite opened without fsync: durable against a process crash, not a power loss (development only)",
+      );
+    }
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const sql: SqlRunner = {
       exec: async (script) => {

@@ -2,13 +2,14 @@
  * Memory of the production server (`npm run serve`, what `npm start` runs after building) on
  * embedded PGlite: first start on a fresh data directory, then a restart on the same directory.
  *
- *   npx tsx bench/memory.ts [--webhooks 300] [--settle 10] [--dir path] [--keep]
+ *   npx tsx bench/memory.ts [--webhooks 300] [--settle 10] [--dir path] [--keep] [--env NAME=value …]
  *
  * For each start it prints the server process's RSS when it reports listening, its steady RSS
  * after a burst of webhooks and `--settle` seconds of idling (the worker polling), its peak RSS
  * (VmHWM), the peak of the whole process tree during start-up (npm, the server, and the
  * short-lived initdb child on a fresh directory), and the time to listening. Linux only (/proc).
- * Needs the production build (`npm run build`).
+ * Needs the production build (`npm run build`). `--env` passes extra variables to the server, to
+ * compare process settings (e.g. `--env MALLOC_ARENA_MAX=2`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -79,7 +80,13 @@ interface StartFigures {
   webhooksOk: number;
 }
 
-async function measureStart(label: string, dataDir: string, webhooks: number, settleS: number): Promise<StartFigures> {
+async function measureStart(
+  label: string,
+  dataDir: string,
+  webhooks: number,
+  settleS: number,
+  extraEnv: Record<string, string>,
+): Promise<StartFigures> {
   const started = performance.now();
   const child: ChildProcess = spawn("npm", ["run", "--silent", "serve"], {
     cwd: ROOT,
@@ -97,6 +104,7 @@ async function measureStart(label: string, dataDir: string, webhooks: number, se
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       NODE_ENV: "production",
+      ...extraEnv,
     },
   });
   const output: string[] = [];
@@ -174,8 +182,16 @@ async function main(): Promise<void> {
       settle: { type: "string", default: "10" },
       dir: { type: "string" },
       keep: { type: "boolean", default: false },
+      env: { type: "string", multiple: true, default: [] },
     },
   });
+  const extraEnv = Object.fromEntries(
+    values.env.map((pair) => {
+      const at = pair.indexOf("=");
+      if (at < 1) throw new Error(`--env wants NAME=value, got "${pair}"`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
   if (process.platform !== "linux") throw new Error("bench/memory.ts reads /proc: Linux only");
   if (!existsSync(path.join(ROOT, "build/server/index.js"))) throw new Error("build/server/index.js is missing: run `npm run build` first");
   applyTestEnv();
@@ -184,11 +200,14 @@ async function main(): Promise<void> {
   const dataDir = values.dir ?? mkdtempSync(path.join(tmpdir(), "ms-bench-memory-"));
   if (existsSync(path.join(dataDir, "PG_VERSION"))) throw new Error(`${dataDir} is not fresh: give a new or empty directory`);
 
-  console.log(`memory: npm run serve on PGlite ${dataDir}; ${webhooks} webhooks, then ${settleS} s idle; node ${process.version}`);
+  console.log(
+    `memory: npm run serve on PGlite ${dataDir}; ${webhooks} webhooks, then ${settleS} s idle; node ${process.version}` +
+      (values.env.length ? `; env ${values.env.join(" ")}` : ""),
+  );
   const rows: StartFigures[] = [];
   try {
-    rows.push(await measureStart("first start (fresh directory)", dataDir, webhooks, settleS));
-    rows.push(await measureStart("restart (same directory)", dataDir, webhooks, settleS));
+    rows.push(await measureStart("first start (fresh directory)", dataDir, webhooks, settleS, extraEnv));
+    rows.push(await measureStart("restart (same directory)", dataDir, webhooks, settleS, extraEnv));
   } finally {
     if (!values.keep && !values.dir) rmSync(dataDir, { recursive: true, force: true });
   }

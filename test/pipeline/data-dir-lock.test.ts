@@ -101,3 +101,22 @@ describe("PGlite data directory lock", () => {
     expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
   });
 });
+
+describe("PGlite durable mode", () => {
+  it("flushes commits with fsync on and reads them back after a reopen", { timeout: 120_000 }, async () => {
+    const dir = path.join(dataDir, "durable");
+    const first = openDatabase({ kind: "pglite", dataDir: dir, fsync: true });
+    try {
+      expect(await first.sql.query("SHOW fsync")).toEqual([{ fsync: "on" }]);
+      await first.sql.exec("CREATE TABLE kept (v text); INSERT INTO kept VALUES ('acknowledged')");
+    } finally {
+      await first.close();
+    }
+    const again = openDatabase({ kind: "pglite", dataDir: dir });
+    try {
+      expect(await again.sql.query("SELECT v FROM kept")).toEqual([{ v: "acknowledged" }]);
+    } finally {
+      await again.close();
+    }
+  });
+});
