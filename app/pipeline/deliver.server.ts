@@ -212,6 +212,9 @@ async function deliverOne(
       await pauseShop(c.shop, `${error.kind}: ${error.message}`);
       return { status: "paused", error: error.kind };
     }
+    // Deleting a person the service does not have (never synced, or already deleted) has done
+    // what it was for: a redaction or a deletion must not become a dead letter for that.
+    if (call.op === "person.delete" && error.kind === "person_not_found") return { status: "delivered" };
     const reason = describeError(error);
     if (isRefusalForUnreachablePerson(call, error)) return { status: "refused", error: reason, response: error.body };
     if (error.retryable) return retryOrDie(c, policy, reason, error.body, error.retryAfterMs);

@@ -206,4 +206,17 @@ describeEachDatabase("the pipeline under faults", (database) => {
     expect(h.emulator.person(email)?.statusDetails).toBe("unsubscribed");
     expect((await calls(shop)).filter((c) => c.status === "dead")).toEqual([]);
   });
+
+  it("deleting a person the service does not have is done, not a dead letter", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    await h.app.db.prisma.outboundCall.create({
+      data: { shop, objectKey: "customer:404", kind: "customer", call: { op: "person.delete", idOrEmail: "never-synced@example.com" } },
+    });
+    h.startWorkers();
+    await h.settle();
+    const [call] = await calls(shop);
+    expect(call.status).toBe("delivered");
+    expect(h.emulator.requests.filter((r) => r.method === "DELETE")).toHaveLength(1);
+  });
 });
