@@ -2,8 +2,23 @@
 // commander; each command lives in app/cli.
 import { writeFileSync } from "node:fs";
 import { Command } from "commander";
-import { CliError, closeDatabase, exportCustomerData, reencryptKeys } from "../cli/support.server";
+import cliProgress from "cli-progress";
+import Table from "cli-table3";
+import {
+  CliError,
+  closeDatabase,
+  exportCustomerData,
+  listShops,
+  reencryptKeys,
+  replayShop,
+  resyncShop,
+  runUntilImported,
+  shopStatus,
+} from "../cli/support.server";
 import { ConfigError } from "../config.server";
+
+// Tables and results go to stdout; the app's info logs would bury them (LOG_LEVEL=info shows them).
+process.env.LOG_LEVEL ??= "warn";
 
 const program = new Command("cli").description("Marketing Sync support commands").showHelpAfterError();
 
@@ -34,6 +49,75 @@ program
       writeFileSync(options.out, json, { mode: 0o600 });
       console.error(`${data.rowCount} row(s) written to ${options.out}`);
     } else process.stdout.write(json);
+  });
+
+const when = (d: Date | null | undefined) => (d ? new Date(d).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—");
+
+program
+  .command("shops")
+  .description("every shop the app knows: delivery state, calls waiting, dead letters, last delivery")
+  .action(async () => {
+    const rows = await listShops();
+    const table = new Table({ head: ["shop", "state", "waiting", "dead letters", "last delivery"] });
+    for (const r of rows) table.push([r.domain, r.state, r.queued, r.dead, when(r.lastDeliveredAt)]);
+    console.log(rows.length ? table.toString() : "no shops yet");
+  });
+
+program
+  .command("status")
+  .description("one shop's sync status: counters per kind, queue, lag, and its latest history import")
+  .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
+  .action(async (options: { shop: string }) => {
+    const status = await shopStatus(options.shop);
+    console.log(`${options.shop}: ${status.shop?.state ?? "unknown"}; last delivery ${when(status.shop?.lastDeliveredAt)}`);
+    const table = new Table({ head: ["kind", "received", "delivered", "skipped", "failed attempts", "dead", "waiting", "lag"] });
+    for (const k of status.kinds) {
+      table.push([k.kind, k.received, k.delivered, k.skipped, k.failed, k.dead, k.queued, k.lagMs ? `${Math.round(k.lagMs / 1000)} s` : "—"]);
+    }
+    console.log(status.kinds.length ? table.toString() : "nothing received yet");
+    const b = status.backfill;
+    console.log(b ? `history import ${b.id}: ${b.status}, ${b.objects} object(s), ${b.kindsDone}/${b.kinds} kinds${b.lastError ? `; last error: ${b.lastError}` : ""}` : "no history import yet");
+  });
+
+program
+  .command("resync")
+  .description("import the shop's history again (customers, products, orders) through the pipeline; events go out silent")
+  .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
+  .option("--kinds <list>", "comma-separated: customers,products,orders", "customers,products,orders")
+  .option("--orders-since <days>", "orders of the last 90 or 365 days, or all", "365")
+  .option("--run", "work the import in this process until it has finished (when no app or worker is running)")
+  .action(async (options: { shop: string; kinds: string; ordersSince: string; run?: boolean }) => {
+    const kinds = options.kinds.split(",").map((k) => k.trim());
+    if (!kinds.every((k) => ["customers", "products", "orders"].includes(k))) throw new CliError(`--kinds takes customers, products and orders, got ${options.kinds}`);
+    if (!["90", "365", "all"].includes(options.ordersSince)) throw new CliError(`--orders-since takes 90, 365 or all, got ${options.ordersSince}`);
+    const { id } = await resyncShop(options.shop, {
+      kinds: kinds as ("customers" | "products" | "orders")[],
+      orderDays: options.ordersSince === "all" ? null : (Number(options.ordersSince) as 90 | 365),
+    });
+    console.log(`history import ${id} queued for ${options.shop}`);
+    if (!options.run) {
+      console.log("a running app or `npm run worker` carries it out; follow it with `npm run cli -- status --shop " + options.shop + "`");
+      return;
+    }
+    const bar = new cliProgress.SingleBar({ format: "importing {kind} [{bar}] {value} objects | {status}" }, cliProgress.Presets.shades_classic);
+    bar.start(0, 0, { kind: "…", status: "queued" });
+    const done = await runUntilImported(options.shop, (p) => {
+      bar.setTotal(Math.max(p.objects, 1));
+      bar.update(p.objects, { kind: p.kind ?? "—", status: p.status });
+    });
+    bar.stop();
+    if (done?.status !== "done") throw new CliError(`the history import ended ${done?.status ?? "unknown"}${done?.lastError ? `: ${done.lastError}` : ""}`);
+    console.log(`imported ${done.objects} object(s)`);
+  });
+
+program
+  .command("replay")
+  .description("put a shop's dead letters back in the queue (all, or --ids); ones newer data overtook are skipped")
+  .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
+  .option("--ids <list>", "comma-separated call ids", (v: string) => v.split(",").filter(Boolean))
+  .action(async (options: { shop: string; ids?: string[] }) => {
+    const r = await replayShop(options.shop, options.ids);
+    console.log(`${r.replayed} replayed, ${r.superseded} skipped (newer data already sent)`);
   });
 
 async function main() {

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { config } from "../config.server";
 import { database, type Database } from "../db.server";
+import type { BackfillRequest } from "../backfill/backfill.server";
 import { exportCustomer, knownEmail, type CustomerExport } from "../compliance/compliance.server";
 import { resealStoredSecrets, type ResealReport } from "../shops/key-rotation.server";
 
@@ -32,6 +33,8 @@ let opened: Database | undefined;
 
 /** The process database, opened only after the checks above. */
 async function openDatabase(): Promise<Database> {
+  // Once open, the directory is held by this process: no second check (it would see our own lock).
+  if (opened) return opened;
   refuseIfDataDirInUse();
   opened = database();
   await opened.migrate();
@@ -56,4 +59,97 @@ export async function exportCustomerData(options: { shop: string; customer: stri
   const db = await openDatabase();
   const email = options.email ?? (await knownEmail(db.sql, options.shop, options.customer));
   return exportCustomer(db.sql, options.shop, { id: options.customer, email, orderIds: options.orders ?? [] });
+}
+
+export interface ShopRow {
+  domain: string;
+  state: "connected" | "paused" | "not connected" | "uninstalled";
+  queued: number;
+  dead: number;
+  lastDeliveredAt: Date | null;
+}
+
+/** `shops`: every shop the app knows, with its delivery state and queue. */
+export async function listShops(): Promise<ShopRow[]> {
+  const db = await openDatabase();
+  const rows = await db.sql.query<{
+    domain: string;
+    serviceKeyEnc: string | null;
+    pausedAt: Date | null;
+    uninstalledAt: Date | null;
+    queued: number;
+    dead: number;
+    lastDeliveredAt: Date | null;
+  }>(
+    `SELECT s.domain, s."serviceKeyEnc", s."pausedAt", s."uninstalledAt",
+            (SELECT count(*)::int FROM "OutboundCall" c WHERE c.shop = s.domain AND c.status IN ('queued', 'running')) AS queued,
+            (SELECT count(*)::int FROM "OutboundCall" c WHERE c.shop = s.domain AND c.status = 'dead') AS dead,
+            (SELECT max(k."lastDeliveredAt") FROM "SyncCounter" k WHERE k.shop = s.domain) AS "lastDeliveredAt"
+       FROM "Shop" s ORDER BY s.domain`,
+  );
+  return rows.map((r) => ({
+    domain: r.domain,
+    state: r.uninstalledAt ? "uninstalled" : !r.serviceKeyEnc ? "not connected" : r.pausedAt ? "paused" : "connected",
+    queued: r.queued,
+    dead: r.dead,
+    lastDeliveredAt: r.lastDeliveredAt,
+  }));
+}
+
+const shopDomain = (shop: string) => {
+  if (!/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/.test(shop)) throw new CliError(`--shop must be a shop's myshopify.com domain, got ${shop}`);
+  return shop;
+};
+
+async function knownShop(shop: string): Promise<void> {
+  const db = await openDatabase();
+  const [row] = await db.sql.query(`SELECT 1 FROM "Shop" WHERE domain = $1`, [shopDomain(shop)]);
+  if (!row) throw new CliError(`The app does not know ${shop}: it was never installed (or its data was redacted).`);
+}
+
+/** `status --shop`: the shop's counters per kind, its queue, and its latest history import. */
+export async function shopStatus(shop: string) {
+  await knownShop(shop);
+  const [{ syncHealth }, { backfillProgress }] = await Promise.all([import("../pipeline/counters.server"), import("../backfill/backfill.server")]);
+  const [shopRow] = (await listShops()).filter((s) => s.domain === shop);
+  return { shop: shopRow, kinds: await syncHealth(shop), backfill: await backfillProgress(shop) };
+}
+
+/** `replay --shop [--ids]`: dead letters back in the queue (never going backwards). */
+export async function replayShop(shop: string, ids?: string[]) {
+  await knownShop(shop);
+  if (ids?.some((id) => !/^\d{1,19}$/.test(id))) throw new CliError("--ids must be call ids (digits), comma-separated");
+  const { replayDeadLetters } = await import("../pipeline/dead-letters.server");
+  return replayDeadLetters(shop, ids);
+}
+
+/** `resync --shop`: queues a history import (refused while one is under way). */
+export async function resyncShop(shop: string, request: BackfillRequest) {
+  await knownShop(shop);
+  const { BackfillRefused, requestBackfill } = await import("../backfill/backfill.server");
+  try {
+    return await requestBackfill(shop, request);
+  } catch (error) {
+    if (error instanceof BackfillRefused) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** `resync --run`: works the queue in this process until the shop's import has finished. */
+export async function runUntilImported(shop: string, onProgress: (p: { objects: number; kind: string | null; status: string }) => void) {
+  const [{ startWorker }, { backfillProgress }] = await Promise.all([import("../pipeline/worker.server"), import("../backfill/backfill.server")]);
+  const worker = startWorker();
+  try {
+    for (;;) {
+      const p = await backfillProgress(shop);
+      if (p) onProgress(p);
+      if (!p || p.status === "done" || p.status === "failed") {
+        await worker.idle({ timeoutMs: 10 * 60_000 });
+        return p;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await worker.stop();
+  }
 }

@@ -1,0 +1,70 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "~/db.server";
+import { startEmulator, type Emulator } from "../../dev/emulator/server";
+import { appProcessEnv, prepareConnectedDataDir, ROOT_DIR } from "../support/processes";
+
+const run = promisify(execFile);
+const shop = "cli-support.myshopify.com";
+
+/** The support CLI as support staff run it: a process on the app's PGlite directory (app stopped). */
+describe("support CLI", () => {
+  let emulator: Emulator;
+  let dataDir: string;
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0 });
+    dataDir = mkdtempSync(path.join(tmpdir(), "ms-cli-"));
+    await prepareConnectedDataDir(dataDir, shop, { url: emulator.url, apiKey: emulator.apiKey });
+    const db = openDatabase({ kind: "pglite", dataDir });
+    try {
+      await db.prisma.outboundCall.create({
+        data: { shop, objectKey: "customer:1", kind: "customer", status: "dead", call: { op: "person.delete", idOrEmail: "x@example.com" }, lastError: "gave up" },
+      });
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await emulator?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const cli = (...args: string[]) =>
+    run(process.execPath, ["--import", "tsx", "app/bin/cli.server.ts", ...args], {
+      cwd: ROOT_DIR,
+      env: { ...appProcessEnv({ dataDir, marketingApiUrl: emulator.url }), PATH: process.env.PATH ?? "" },
+      timeout: 60_000,
+    }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+
+  it("explains every command", async () => {
+    const out = await cli("--help");
+    for (const command of ["shops", "status", "resync", "replay", "reencrypt-keys", "export-customer"]) expect(out.stdout).toContain(command);
+    expect((await cli("resync", "--help")).stdout).toMatch(/--orders-since/);
+  });
+
+  it("lists shops and a shop's status as tables", async () => {
+    const shops = await cli("shops");
+    expect(shops.stdout).toMatch(new RegExp(`${shop}.*connected.*\\b1\\b`));
+    const status = await cli("status", "--shop", shop);
+    expect(status.stdout).toContain(`${shop}: connected`);
+    expect(status.stdout).toContain("no history import yet");
+  });
+
+  it("replays dead letters, queues one history import at a time, and fails clearly on bad input", async () => {
+    expect((await cli("replay", "--shop", shop)).stdout).toContain("1 replayed, 0 skipped");
+    expect((await cli("resync", "--shop", shop, "--kinds", "customers")).stdout).toMatch(/history import .* queued/);
+    const again = await cli("resync", "--shop", shop);
+    expect("code" in again && again.code).toBe(2);
+    expect(again.stderr).toMatch(/already under way/);
+    const unknown = await cli("status", "--shop", "nobody.myshopify.com");
+    expect("code" in unknown && unknown.code).toBe(2);
+    expect(unknown.stderr.trim()).toMatch(/^The app does not know nobody\.myshopify\.com/);
+    const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
+    expect("code" in bad && bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--orders-since takes 90, 365 or all/);
+  });
+});
