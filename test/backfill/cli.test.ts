@@ -36,7 +36,7 @@ describe("support CLI", () => {
   const cli = (...args: string[]) =>
     run(process.execPath, ["--import", "tsx", "app/bin/cli.server.ts", ...args], {
       cwd: ROOT_DIR,
-      env: { ...appProcessEnv({ dataDir, marketingApiUrl: emulator.url }), PATH: process.env.PATH ?? "" },
+      env: { ...appProcessEnv({ dataDir, marketingApiUrl: emulator.url }), PATH: process.env.PATH ?? "", NODE_ENV: "test" },
       timeout: 60_000,
     }).catch((e: { code: number; stdout: string; stderr: string }) => e);
 
