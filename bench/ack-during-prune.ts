@@ -1,7 +1,7 @@
 /**
  * Webhook acknowledgement latency while retention prunes a large backlog.
  *
- *   npx tsx bench/ack-during-prune.ts [--rows 100000] [--rate 200] [--baseline 5]
+ *   npx tsx bench/ack-during-prune.ts [--rows 50000] [--rate 200] [--baseline 5]
  *                                     [--postgres | --no-postgres] [--unbatched]
  *
  * The app (production build behind Express, worker off) runs in a child process on a fresh PGlite
@@ -9,7 +9,7 @@
  * delivered service calls and as many finished deliveries, all older than the retention period.
  * The parent sends signed `customers/create` webhooks on an open loop (`--rate` per second;
  * latency from the scheduled send time, so a stall is charged to every request it delays):
- *   baseline      `--baseline` seconds with nothing else running
+ *   baseline      `--baseline` seconds with nothing else running (after 3 s of uncounted warm-up)
  *   during prune  from the moment pruneOldRows starts until it returns
  * `--unbatched` adds the pre-batching prune (one DELETE per table) on a re-seeded backlog, for
  * comparison. Prints p50/p90/p99/max, errors, the prune's duration and rows; never asserts.
@@ -67,7 +67,7 @@ async function serveChild(o: ChildOptions): Promise<void> {
     await db.sql.exec(`
       INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", status, outcome, "receivedAt", "runAt", "finishedAt")
         SELECT 'old-' || g || '-' || md5(random()::text), 'old.myshopify.com', 'customers/update', 'old-' || g, 'old-' || g || '-' || md5(random()::text),
-               repeat('x', 600), 'done', 'planned', '${old}'::timestamp, '${old}'::timestamp, '${old}'::timestamp
+               repeat('x', 600), 'done', 'planned', '${old}'::timestamp + g * interval '1 ms', '${old}'::timestamp, '${old}'::timestamp
           FROM generate_series(1, ${o.rows}) g;
       INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, "createdAt", "retryFrom", "runAt", "deliveredAt", attempts)
         SELECT 'old.myshopify.com', 'customer:' || g, 'customer', jsonb_build_object('op', 'person.upsert', 'email', 'p' || g || '@example.com'),
@@ -178,7 +178,7 @@ async function phase(child: ChildProcess, url: string, rate: number, mode: "base
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      rows: { type: "string", default: "100000" },
+      rows: { type: "string", default: "50000" },
       rate: { type: "string", default: "200" },
       baseline: { type: "string", default: "5" },
       postgres: { type: "boolean", default: false },
@@ -205,6 +205,8 @@ async function main(): Promise<void> {
     const child = fork(SELF, ["--child", JSON.stringify(o)], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
     try {
       const { url } = await nextMessage<{ type: "ready"; url: string }>(child, "ready", 300_000);
+      // Warm-up (not counted): the first requests compile routes and plans.
+      await openLoop(url, rate, ((end) => () => performance.now() > end)(performance.now() + 3_000), `warmup-${db}`);
       const modes = ["baseline", "batched", ...(values.unbatched ? ["unbatched" as const] : [])] as const;
       for (const mode of modes) {
         process.stdout.write(`  ${db} ${mode} … `);

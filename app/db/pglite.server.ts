@@ -93,7 +93,7 @@ export function openPglite(target: PgliteTarget): OpenedPglite {
   mkdirSync(target.dataDir, { recursive: true });
   const lock = lockDataDir(target.dataDir);
   try {
-    if (!existsSync(path.join(target.dataDir, "PG_VERSION"))) initialiseInChild(target.dataDir);
+    if (!existsSync(path.join(target.dataDir, "PG_VERSION"))) initialiseInChild(target.dataDir, options.startParams);
     const pglite = new PGlite({ ...options, fs: fsync ? new DurableNodeFS(target.dataDir) : new NodeFS(target.dataDir) });
     return { pglite, lock };
   } catch (error) {
@@ -105,16 +105,22 @@ export function openPglite(target: PgliteTarget): OpenedPglite {
 // The child only creates the directory's files and exits; the parent holds the lock meanwhile.
 const INITDB_CHILD = `
 const { PGlite } = require(process.env.MS_PGLITE_MODULE);
-PGlite.create(process.env.MS_PGLITE_DIR)
+PGlite.create(process.env.MS_PGLITE_DIR, { startParams: JSON.parse(process.env.MS_PGLITE_START_PARAMS) })
   .then((pg) => pg.close())
   .catch((error) => { console.error(error); process.exit(1); });
 `;
 
 /** Runs PGlite's first-run initdb on `dataDir` in a child process (blocks start-up, once). */
-export function initialiseInChild(dataDir: string): void {
+export function initialiseInChild(dataDir: string, startParams = pgliteStartParams(false)): void {
   const pgliteModule = createRequire(import.meta.url).resolve("@electric-sql/pglite");
   const child = spawnSync(process.execPath, ["-e", INITDB_CHILD], {
-    env: { PATH: process.env.PATH ?? "", NODE_ENV: "production", MS_PGLITE_MODULE: pgliteModule, MS_PGLITE_DIR: path.resolve(dataDir) },
+    env: {
+      PATH: process.env.PATH ?? "",
+      NODE_ENV: "production",
+      MS_PGLITE_MODULE: pgliteModule,
+      MS_PGLITE_DIR: path.resolve(dataDir),
+      MS_PGLITE_START_PARAMS: JSON.stringify(startParams),
+    },
     encoding: "utf8",
     timeout: 300_000,
   });

@@ -1,2 +1,0 @@
--- CreateIndex
-CREATE INDEX "OutboundCall_deliveryId_idx" ON "OutboundCall"("deliveryId");
