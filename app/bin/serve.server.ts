@@ -34,8 +34,8 @@ async function main() {
 }
 
 main().catch((error: unknown) => {
-  // One clear line for configuration mistakes; a stack for anything unexpected.
-  if (error instanceof ConfigError) console.error(error.message);
+  // One clear line for configuration mistakes and a held PGlite directory; a stack for anything unexpected.
+  if (error instanceof ConfigError || (error instanceof Error && error.name === "DataDirLockedError")) console.error(error.message);
   else console.error(error);
   process.exit(1);
 });
