@@ -64,9 +64,17 @@ function censorKey(key: string): boolean {
 }
 
 let root: pino.Logger | undefined;
+let toStderr = false;
+
+/** Commands whose standard output is their result (the CLI's JSON, tables) log to stderr. */
+export function logToStderr(): void {
+  toStderr = true;
+  root = undefined;
+}
 
 export function logger(): pino.Logger {
-  root ??= pino({
+  root ??= pino(
+    {
     level: config().logLevel,
     base: { app: "marketing-sync" },
     redact: { paths: REDACT_PATHS, censor: CENSOR },
@@ -77,7 +85,9 @@ export function logger(): pino.Logger {
         method.apply(this, args.map((a) => (typeof a === "string" ? scrubString(a) : a)) as Parameters<typeof method>);
       },
     },
-  });
+    },
+    toStderr ? pino.destination(2) : undefined,
+  );
   return root;
 }
 

@@ -16,9 +16,11 @@ import {
   shopStatus,
 } from "../cli/support.server";
 import { ConfigError } from "../config.server";
+import { logToStderr } from "../logger.server";
 
-// Tables and results go to stdout; the app's info logs would bury them (LOG_LEVEL=info shows them).
+// Tables and JSON go to stdout; the app's logs go to stderr, and only warnings unless asked.
 process.env.LOG_LEVEL ??= "warn";
+logToStderr();
 
 const program = new Command("cli").description("Marketing Sync support commands").showHelpAfterError();
 
@@ -130,7 +132,8 @@ async function main() {
 
 main().catch((error: unknown) => {
   // One clear line for a refusal or a configuration mistake; a stack for anything unexpected.
-  if (error instanceof CliError || error instanceof ConfigError) {
+  // A PGlite directory held by a running app is named with its holder (app/db/data-dir-lock.server.ts).
+  if (error instanceof CliError || error instanceof ConfigError || (error instanceof Error && error.name === "DataDirLockedError")) {
     console.error(error.message);
     process.exit(2);
   }
