@@ -1,7 +1,7 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { Form, useLoaderData, useSearchParams, useSubmit } from "@remix-run/react";
-import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
-import { useEffect, useState } from "react";
+import { useLoaderData, useSearchParams } from "@remix-run/react";
+import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
+import { SearchCard } from "~/admin/SearchCard";
 import { recentActivity } from "~/admin/activity.server";
 import { PageError, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
@@ -26,34 +26,12 @@ const STATUS: Record<string, { label: string; tone?: "success" | "critical" | "a
 export default function Activity() {
   const { entries, search, nextBefore } = useLoaderData<typeof loader>();
   const [params] = useSearchParams();
-  const submit = useSubmit();
-  const [q, setQ] = useState(search);
-  useEffect(() => setQ(search), [search]);
 
   return (
     <Page title="Activity" subtitle="What was sent to your marketing account, newest first">
       <Layout>
         <Layout.Section>
-          <Card>
-            <Form method="get" onSubmit={(e) => { e.preventDefault(); submit({ q }, { method: "get", replace: true }); }}>
-              <InlineStack gap="200" blockAlign="end" wrap={false}>
-                <div style={{ flex: 1 }}>
-                  <TextField
-                    label="Search"
-                    labelHidden
-                    name="q"
-                    value={q}
-                    onChange={setQ}
-                    autoComplete="off"
-                    placeholder="Search by customer email or order name (#1001)"
-                    clearButton
-                    onClearButtonClick={() => { setQ(""); submit({}, { method: "get", replace: true }); }}
-                  />
-                </div>
-                <Button submit>Search</Button>
-              </InlineStack>
-            </Form>
-          </Card>
+          <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
         <Layout.Section>
           <Card padding="0">

@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, useActionData, useLoaderData, useNavigation, useSearchParams, useSubmit } from "@remix-run/react";
-import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
-import { useEffect, useState } from "react";
+import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
+import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
+import { SearchCard } from "~/admin/SearchCard";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listRetrying } from "~/admin/problems.server";
 import { PageError, formatWhen, useToast } from "~/admin/ui";
@@ -43,35 +43,13 @@ export default function Problems() {
   const result = useActionData<typeof action>();
   useToast(result);
   const [params] = useSearchParams();
-  const submit = useSubmit();
-  const [q, setQ] = useState(search);
-  useEffect(() => setQ(search), [search]);
   const total = groups.reduce((n, g) => n + g.count, 0);
 
   return (
     <Page title="Problems" subtitle="Changes the marketing service did not accept, grouped by reason">
       <Layout>
         <Layout.Section>
-          <Card>
-            <Form method="get" onSubmit={(e) => { e.preventDefault(); submit({ q }, { method: "get", replace: true }); }}>
-              <InlineStack gap="200" blockAlign="end" wrap={false}>
-                <div style={{ flex: 1 }}>
-                  <TextField
-                    label="Search"
-                    labelHidden
-                    name="q"
-                    value={q}
-                    onChange={setQ}
-                    autoComplete="off"
-                    placeholder="Search by customer email or order name (#1001)"
-                    clearButton
-                    onClearButtonClick={() => { setQ(""); submit({}, { method: "get", replace: true }); }}
-                  />
-                </div>
-                <Button submit>Search</Button>
-              </InlineStack>
-            </Form>
-          </Card>
+          <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
         {retrying.length > 0 && (
           <Layout.Section>
