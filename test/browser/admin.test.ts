@@ -176,6 +176,7 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
       console.warn(`  ${name.padEnd(30)} ${(first?.toFixed(0) ?? "-").padStart(12)} ${sorted[1].toFixed(0).padStart(18)}`);
     }
     console.warn(`  ${"Sync health (not connected)".padEnd(30)} ${lcp["Sync health (not connected)"].toFixed(0).padStart(12)}`);
+    await open(pages["Sync health"]);
     await shot("10-health-final");
   });
 });
