@@ -26,6 +26,7 @@ const TITLES: Record<string, string> = {
   "/app/activity": "Activity",
   "/app/campaigns": "Campaigns",
   "/app/templates": "Templates",
+  "/app/people": "People",
 };
 
 export default function AppLayout() {
@@ -53,6 +54,7 @@ export default function AppLayout() {
         <Link to="/app/activity">Activity</Link>
         <Link to="/app/campaigns">Campaigns</Link>
         <Link to="/app/templates">Templates</Link>
+        <Link to="/app/people">People</Link>
       </NavMenu>
       <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
         {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}
