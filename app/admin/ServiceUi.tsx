@@ -1,6 +1,6 @@
 import { useSearchParams } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, InlineStack, Layout, Pagination, Text } from "@shopify/polaris";
-import type { ReactNode } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import type { ServiceProblem } from "./service-errors";
 
 /** A page of the service the shop cannot reach: not connected, or paused by a rejected key. */
@@ -39,33 +39,40 @@ export function HandOffLink({ url, children }: { url: string; children: ReactNod
 /** A refused action or load, in the merchant's words, with the service's links and what to do next. */
 export function ProblemBanner({ problem, children }: { problem: ServiceProblem; children?: ReactNode }) {
   const tone = problem.kind === "review_required" || problem.kind === "rate_limited" ? "warning" : "critical";
+  const ref = useRef<HTMLDivElement>(null);
+  // The action may have been started far down the page: bring the answer into view.
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  }, [problem]);
   return (
-    <Banner tone={tone} title={problem.title}>
-      <BlockStack gap="200">
-        <p>{problem.message}</p>
-        {problem.upgrade && (
-          <p data-upgrade>
-            Plan: {problem.upgrade.levelName} · {problem.upgrade.monthlyAmount.toFixed(2)} a month · {problem.upgrade.proratedAmount.toFixed(2)} now (prorated)
-          </p>
-        )}
-        {(problem.links?.length || children) && (
-          <InlineStack gap="300" blockAlign="center">
-            {problem.links?.map((l) =>
-              l.external ? (
-                <HandOffLink key={l.url} url={l.url}>
-                  {l.label} ↗
-                </HandOffLink>
-              ) : (
-                <Button key={l.url} url={l.url} variant="plain">
-                  {l.label}
-                </Button>
-              ),
-            )}
-            {children}
-          </InlineStack>
-        )}
-      </BlockStack>
-    </Banner>
+    <div ref={ref} style={{ scrollMarginTop: 56 }}>
+      <Banner tone={tone} title={problem.title}>
+        <BlockStack gap="200">
+          <p>{problem.message}</p>
+          {problem.upgrade && (
+            <p data-upgrade>
+              Plan: {problem.upgrade.levelName} · {problem.upgrade.monthlyAmount.toFixed(2)} a month · {problem.upgrade.proratedAmount.toFixed(2)} now (prorated)
+            </p>
+          )}
+          {(problem.links?.length || children) && (
+            <InlineStack gap="300" blockAlign="center">
+              {problem.links?.map((l) =>
+                l.external ? (
+                  <HandOffLink key={l.url} url={l.url}>
+                    {l.label} ↗
+                  </HandOffLink>
+                ) : (
+                  <Button key={l.url} url={l.url} variant="plain">
+                    {l.label}
+                  </Button>
+                ),
+              )}
+              {children}
+            </InlineStack>
+          )}
+        </BlockStack>
+      </Banner>
+    </div>
   );
 }
 

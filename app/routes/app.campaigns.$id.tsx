@@ -28,6 +28,8 @@ export const action = async ({ request, params }: ActionFunctionArgs) => {
   return campaignAction(shop, params.id, await request.formData(), zone);
 };
 
+const INLINE_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email", "recipients", "scheduledAt"]);
+
 function Hidden({ fields }: { fields: Record<string, string> }) {
   return (
     <>
@@ -72,6 +74,8 @@ function CampaignScreen() {
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
   const problem = result && !result.ok ? result.problem : null;
   const fieldError = (name: string) => (problem?.fields ? problem.fields[name] : undefined);
+  // Field refusals are shown beside their fields; anything else in the banner at the top.
+  const inlineOnly = Boolean(problem?.fields && Object.keys(problem.fields).length && Object.keys(problem.fields).every((k) => INLINE_FIELDS.has(k)));
 
   if (!c) {
     return (
@@ -98,7 +102,7 @@ function CampaignScreen() {
   return (
     <Page title={c.name} titleMetadata={<StatusBadge status={c.status} />} backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
       <Layout>
-        {problem && (
+        {problem && !inlineOnly && (
           <Layout.Section>
             <ProblemBanner problem={problem}>
               {problem.canForce && (result?.intent === "send" || result?.intent === "schedule") && (
