@@ -390,6 +390,17 @@ describe("send now and its refusals", () => {
     }
   });
 
+  it("a key the service no longer accepts: paste a new one on the Connection page", async () => {
+    const shop = "campaigns-revoked.myshopify.com";
+    expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
+    const acc = h.emulator.createAccount();
+    await h.connect(shop, acc.apiKey);
+    h.emulator.state.keys.delete(acc.apiKey);
+    const p = problemOf(await act(shop, "/app/campaigns", { intent: "create", name: "x" }));
+    expect(p).toMatchObject({ kind: "unauthenticated", links: [{ url: "/app/connection" }] });
+    expect((await load<ListData>(shop, "/app/campaigns", LIST)).problem?.kind).toBe("unauthenticated");
+  });
+
   it("an unknown intent or a forged field is refused without a call", async () => {
     const before = h.emulator.requests.length;
     expect(problemOf(await act(A, "/app/campaigns/1", { intent: "launch-rockets" })).title).toBe("That action is not possible");
