@@ -1,9 +1,10 @@
 // Campaigns, templates and people in headless Chromium (the fake Admin's App Bridge stub): create
 // from a template → edit → test-send → schedule → see it under Scheduled; a review-required send
 // resolved with "Send anyway"; people search and a person's events. Screenshots go to
-// test/browser/screenshots/campaigns-*.png (git-ignored).
+// test/browser/screenshots/campaigns/ (git-ignored; a folder of their own, which the admin test's
+// clean-up of the top level leaves alone).
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import { startPipelineHarness, type PipelineHarness } from "../support/pipeline"
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
 const SHOP = "browser-campaigns.myshopify.com";
-const SHOTS = path.join(import.meta.dirname, "screenshots");
+const SHOTS = path.join(import.meta.dirname, "screenshots", "campaigns");
 
 function findChromium(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
@@ -45,16 +46,18 @@ async function shot(name: string): Promise<void> {
     return main?.getAttribute("aria-busy") === "false" && getComputedStyle(main).opacity === "1";
   });
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(SHOTS, `campaigns-${name}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 const toasted = (text: string) =>
   page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).some((m) => m.startsWith(t)), text);
 
 beforeAll(async () => {
   const executablePath = findChromium();
-  for (const f of readdirSync(SHOTS)) if (f.startsWith("campaigns-") && f.endsWith(".png")) rmSync(path.join(SHOTS, f));
+  rmSync(SHOTS, { recursive: true, force: true });
+  mkdirSync(SHOTS, { recursive: true });
   h = await startPipelineHarness();
   h.app.admin.addShop({ domain: SHOP, ianaTimezone: "Europe/Paris" });
+  h.app.admin.onGraphql("CustomerEmail", (_q, variables) => ({ customer: variables.id === "gid://shopify/Customer/501" ? { email: "ada@example.com" } : null }));
   browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
@@ -70,7 +73,7 @@ beforeAll(async () => {
   await svc.events.cart("abandoned", { email: "ada@example.com", source: "shopify", id: "cart-7", total: 12 });
 });
 afterEach(async (ctx) => {
-  if (ctx.task.result?.state === "fail") await page?.screenshot({ path: path.join(SHOTS, `campaigns-failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, "-")}.png`) });
+  if (ctx.task.result?.state === "fail") await page?.screenshot({ path: path.join(SHOTS, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, "-")}.png`) });
 });
 afterAll(async () => {
   await browser?.close();
@@ -198,5 +201,14 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await page.getByText("#1001").waitFor();
     await page.getByText("cart_abandoned").waitFor({ state: "detached" });
     await shot("13-person-events-filtered");
+  });
+
+  it("from a Shopify customer's page (the admin link) to their person page", async () => {
+    await open("/app/people/by-customer?id=501");
+    await page.waitForURL(/\/app\/people\/ada%40example\.com/);
+    await page.getByText("Receives email (confirmed)").waitFor();
+    await open("/app/people/by-customer?id=777");
+    await page.getByText("This customer no longer exists in Shopify").waitFor();
+    await shot("14-customer-not-found");
   });
 });
