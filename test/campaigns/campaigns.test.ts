@@ -78,6 +78,24 @@ const emuCampaign = (id: number) => h.emulator.state.campaigns.find((c) => c.id 
 /** A draft with content (from a template), as the merchant creates it on the Templates page. */
 const draftFromTemplate = async (shop = A, name = "Spring sale") => idOf(await act(shop, "/app/templates", { intent: "create", name, templateId: "tpl-1" }));
 
+describe("session tokens", () => {
+  it("every new page and action answers only to a valid session token", async () => {
+    const id = await draftFromTemplate(A, "Guarded");
+    const pages = ["/app/campaigns", `/app/campaigns/${id}`, "/app/templates", "/app/people", "/app/people/a%40b.example", "/app/people/by-customer/1"];
+    for (const page of pages) {
+      expect((await loadData(h.app.url, A, page)).status, page).not.toBe(401);
+      for (const kind of ["forged", "expired", "wrong-audience"] as const) expect((await loadData(h.app.url, A, page, kind)).status, `${page} ${kind}`).toBe(401);
+    }
+    const before = h.emulator.requests.length;
+    for (const kind of ["forged", "expired", "wrong-audience"] as const) {
+      expect((await postForm(h.app.url, A, `/app/campaigns/${id}`, { intent: "delete" }, kind)).status).toBe(401);
+      expect((await postForm(h.app.url, A, "/app/campaigns", { intent: "create", name: "x" }, kind)).status).toBe(401);
+    }
+    expect(h.emulator.requests.length).toBe(before);
+    expect(emuCampaign(id)).toBeDefined();
+  });
+});
+
 describe("a shop that cannot reach the service", () => {
   it("not connected: every page shows the empty state, actions point to the Connection page", async () => {
     for (const [path, route] of [["/app/campaigns", LIST], ["/app/templates", TEMPLATES]] as const) {
