@@ -24,6 +24,9 @@ const TITLES: Record<string, string> = {
   "/app/settings": "Settings",
   "/app/problems": "Problems",
   "/app/activity": "Activity",
+  "/app/campaigns": "Campaigns",
+  "/app/templates": "Templates",
+  "/app/people": "People",
 };
 
 export default function AppLayout() {
@@ -49,6 +52,9 @@ export default function AppLayout() {
         <Link to="/app/settings">Settings</Link>
         <Link to="/app/problems">Problems</Link>
         <Link to="/app/activity">Activity</Link>
+        <Link to="/app/campaigns">Campaigns</Link>
+        <Link to="/app/templates">Templates</Link>
+        <Link to="/app/people">People</Link>
       </NavMenu>
       <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
         {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}

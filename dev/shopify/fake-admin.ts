@@ -22,6 +22,8 @@ export interface FakeShop {
   name: string;
   currencyCode: string;
   primaryDomainUrl: string;
+  /** The store's time zone (Admin GraphQL `shop { ianaTimezone }`). */
+  ianaTimezone: string;
 }
 
 export interface FakeAdmin {
@@ -60,6 +62,7 @@ export async function startFakeAdmin(
       name: shop.domain.replace(".myshopify.com", ""),
       currencyCode: "USD",
       primaryDomainUrl: `https://${shop.domain}`,
+      ianaTimezone: "UTC",
       ...shop,
     };
     shops.set(full.domain, full);
@@ -76,6 +79,7 @@ export async function startFakeAdmin(
           myshopifyDomain: shop.domain,
           currencyCode: shop.currencyCode,
           primaryDomain: { url: shop.primaryDomainUrl },
+          ianaTimezone: shop.ianaTimezone,
         },
       };
     },

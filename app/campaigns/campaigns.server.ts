@@ -1,0 +1,336 @@
+/**
+ * Campaigns and templates in the admin: list, create (blank or from a template), clone, edit
+ * drafts, delete, test-send, schedule and send, always through the signed-in shop's own client
+ * (its own key, its own account). Routes validate nothing themselves: the forms' zod schemas are here.
+ */
+import { z } from "zod";
+import { describeServiceError, handOffUrl, type ServiceProblem } from "../admin/service-errors";
+import { noService, noServiceView, serviceAccess, type NoService, type ServiceAccess } from "../admin/service-access.server";
+import { fieldErrors } from "../admin/forms";
+import { logger } from "../logger.server";
+import { isMarketingServiceError } from "../services/marketing/errors";
+import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
+import { LOCAL_DATETIME_RE, isValidZone, localToIso, scheduleReadings, serviceRounded } from "./schedule";
+
+const PER_PAGE = 20;
+
+// ------------------------------------------------------------------ views (sent to the browser)
+
+export interface CampaignView {
+  id: number;
+  name: string;
+  status: string;
+  subject: string;
+  previewText: string;
+  senderName: string;
+  senderEmail: string;
+  replyToName: string;
+  replyToEmail: string;
+  builderReviewed: boolean;
+  createdAt: string | null;
+  scheduledAt: string | null;
+  sentAt: string | null;
+  /** the stored schedule in the store's zone and in UTC */
+  scheduled: { local: string; utc: string; zone: string } | null;
+  editorUrl: string | null;
+  dashboardUrl: string | null;
+}
+
+function toView(c: Campaign, baseUrl: string, zone: string): CampaignView {
+  return {
+    id: c.id,
+    name: c.name,
+    status: c.status,
+    subject: c.subject ?? "",
+    previewText: c.previewText ?? "",
+    senderName: c.sender?.name ?? "",
+    senderEmail: c.sender?.email ?? "",
+    replyToName: c.replyTo?.name ?? "",
+    replyToEmail: c.replyTo?.email ?? "",
+    builderReviewed: c.builderReviewed ?? false,
+    createdAt: c.createdAt ?? null,
+    scheduledAt: c.scheduledAt,
+    sentAt: c.sentAt,
+    scheduled: c.scheduledAt && !Number.isNaN(Date.parse(c.scheduledAt)) ? scheduleReadings(c.scheduledAt, zone) : null,
+    editorUrl: handOffUrl(c.links?.editorUrl, baseUrl) ?? null,
+    dashboardUrl: handOffUrl(c.links?.campaignUrl, baseUrl) ?? null,
+  };
+}
+
+export interface TemplateView {
+  id: string;
+  name: string;
+  description: string;
+  createdAt: string | null;
+  /** a dashboard page: needs the merchant's own login, never fetched by the app (§2.5) */
+  previewUrl: string | null;
+}
+
+const toTemplateView = (t: Template, baseUrl: string): TemplateView => ({
+  id: t.id,
+  name: t.name,
+  description: t.description ?? "",
+  createdAt: t.createdAt ?? null,
+  previewUrl: handOffUrl(t.previewUrl ?? undefined, baseUrl) ?? null,
+});
+
+export interface PageInfo {
+  page: number;
+  lastPage: number;
+  total: number;
+  from: number | null;
+  to: number | null;
+}
+const pageInfo = (m: PaginationMeta): PageInfo => ({ page: m.currentPage, lastPage: m.lastPage, total: m.total, from: m.from, to: m.to });
+
+// ------------------------------------------------------------------ time zone
+
+/** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
+export interface AdminGraphql {
+  graphql(query: string, options?: { variables?: Record<string, unknown>; signal?: AbortSignal }): Promise<Response>;
+}
+
+const SHOP_TIMEZONE_QUERY = `#graphql
+  query ShopTimezone { shop { ianaTimezone } }`;
+const shopTimezoneAnswer = z.object({ data: z.object({ shop: z.object({ ianaTimezone: z.string() }) }) });
+
+/**
+ * The zone schedules are picked and shown in: the store's own (Shopify `shop.ianaTimezone`, what
+ * the merchant sees everywhere else in the admin), else the marketing account's, else UTC.
+ */
+export async function scheduleZone(admin: AdminGraphql, shop: string, accountTimezone: string | null): Promise<string> {
+  try {
+    const answer = shopTimezoneAnswer.parse(await (await admin.graphql(SHOP_TIMEZONE_QUERY, { signal: AbortSignal.timeout(10_000) })).json());
+    if (isValidZone(answer.data.shop.ianaTimezone)) return answer.data.shop.ianaTimezone;
+  } catch (error) {
+    logger().warn({ shop, err: error instanceof Error ? error.message : String(error) }, "store time zone lookup failed");
+  }
+  return isValidZone(accountTimezone) ? accountTimezone : "UTC";
+}
+
+// ------------------------------------------------------------------ list
+
+const listQuerySchema = z.object({
+  status: z.enum(campaignStatusFilters).catch("draft"),
+  sort: z.enum(campaignSortFields).optional().catch(undefined),
+  order: z.enum(["asc", "desc"]).optional().catch(undefined),
+  page: z.coerce.number().int().min(1).max(100_000).catch(1),
+});
+export type CampaignListQuery = z.infer<typeof listQuerySchema>;
+
+export async function campaignsPage(shop: string, params: URLSearchParams, zone: string) {
+  const query = listQuerySchema.parse({
+    status: params.get("status") ?? undefined,
+    sort: params.get("sort") ?? undefined,
+    order: params.get("order") ?? undefined,
+    page: params.get("page") ?? undefined,
+  });
+  const access = await serviceAccess(shop);
+  if (noService(access)) return { service: noServiceView(access), query, campaigns: [], page: null, problem: null };
+  try {
+    const result = await access.client.campaigns.list({
+      status: query.status,
+      page: query.page,
+      perPage: PER_PAGE,
+      ...(query.sort ? { sort: query.sort, order: query.order ?? (query.sort === "name" ? "asc" : "desc") } : {}),
+    });
+    return { service: null, query, campaigns: result.data.map((c) => toView(c, access.baseUrl, zone)), page: pageInfo(result.meta), problem: null };
+  } catch (error) {
+    return { service: null, query, campaigns: [], page: null, problem: describeServiceError(error, access.baseUrl) };
+  }
+}
+
+export async function templatesPage(shop: string, params: URLSearchParams) {
+  const page = z.coerce.number().int().min(1).max(100_000).catch(1).parse(params.get("page") ?? undefined);
+  const access = await serviceAccess(shop);
+  if (noService(access)) return { service: noServiceView(access), templates: [], page: null, problem: null };
+  try {
+    const result = await access.client.templates.list({ page, perPage: PER_PAGE });
+    return { service: null, templates: result.data.map((t) => toTemplateView(t, access.baseUrl)), page: pageInfo(result.meta), problem: null };
+  } catch (error) {
+    return { service: null, templates: [], page: null, problem: describeServiceError(error, access.baseUrl) };
+  }
+}
+
+// ------------------------------------------------------------------ one campaign
+
+export const campaignIdParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** `notFound`: an unknown id, or another account's campaign (the service says so for both). */
+export async function campaignPage(shop: string, rawId: string | undefined, zone: string) {
+  const id = campaignIdParam.safeParse(rawId);
+  if (!id.success) return { notFound: true as const };
+  const access = await serviceAccess(shop);
+  if (noService(access)) return { notFound: false as const, service: noServiceView(access), campaign: null, zone, problem: null };
+  try {
+    const campaign = await access.client.campaigns.get(id.data);
+    return { notFound: false as const, service: null, campaign: toView(campaign, access.baseUrl, zone), zone, problem: null };
+  } catch (error) {
+    if (isMarketingServiceError(error) && error.kind === "campaign_not_found") return { notFound: true as const };
+    return { notFound: false as const, service: null, campaign: null, zone, problem: describeServiceError(error, access.baseUrl) };
+  }
+}
+
+// ------------------------------------------------------------------ actions
+
+const text = (max: number) => z.string().trim().max(max, { error: `At most ${max} characters.` });
+const optionalEmail = z
+  .string()
+  .trim()
+  .transform((v) => v || undefined)
+  .pipe(emailSchema.optional());
+const flag = z
+  .enum(["true", "false", ""])
+  .optional()
+  .transform((v) => v === "true");
+const campaignName = text(255).min(1, { error: "Give the campaign a name." });
+
+export const createFormSchema = z.object({
+  intent: z.literal("create"),
+  name: campaignName,
+  templateId: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .transform((v) => v || undefined),
+});
+
+const updateFormSchema = z.object({
+  intent: z.literal("update"),
+  name: campaignName,
+  subject: text(998),
+  previewText: text(998),
+  senderName: text(255),
+  senderEmail: optionalEmail.refine((v) => v === undefined || v.length > 0, { error: "Enter an email address." }),
+  replyToName: text(255),
+  replyToEmail: optionalEmail,
+});
+
+const recipientsSchema = z
+  .string()
+  .transform((v) => v.split(/[\s,;]+/).filter(Boolean))
+  .pipe(
+    z
+      .array(emailSchema)
+      .min(1, { error: "Enter at least one email address." })
+      .max(10, { error: "At most 10 addresses per test." })
+      .refine((r) => new Set(r.map((x) => x.toLowerCase())).size === r.length, { error: "Each address only once." }),
+  );
+
+const detailFormSchema = z.discriminatedUnion("intent", [
+  updateFormSchema,
+  z.object({ intent: z.literal("clone"), name: text(255).optional().transform((v) => v || undefined) }),
+  z.object({ intent: z.literal("delete") }),
+  z.object({ intent: z.literal("test-send"), recipients: recipientsSchema }),
+  z.object({
+    intent: z.literal("schedule"),
+    scheduledAt: z.string({ error: "Pick a date and time." }).trim().regex(LOCAL_DATETIME_RE, { error: "Pick a date and time." }),
+    force: flag,
+  }),
+  z.object({ intent: z.literal("send"), force: flag }),
+]);
+
+export type CampaignActionResult =
+  | { ok: true; intent: string; toast: string; at: number; goTo?: string }
+  | { ok: false; intent: string; problem: ServiceProblem; toast?: string; error?: boolean; at: number };
+
+const refused = (intent: string, problem: ServiceProblem): CampaignActionResult => ({ ok: false, intent, problem, at: Date.now() });
+
+function formProblem(intent: string, error: z.ZodError): CampaignActionResult {
+  const fields = fieldErrors(error);
+  // One message for the field, not one per address.
+  const perAddress = Object.keys(fields).filter((k) => k.startsWith("recipients."));
+  if (perAddress.length) {
+    for (const k of perAddress) delete fields[k];
+    fields.recipients = "Each recipient must be an email address.";
+  }
+  return refused(intent, { kind: "form", title: "Please check the highlighted fields", message: Object.values(fields).join(" "), fields });
+}
+
+function unavailable(intent: string, access: NoService): CampaignActionResult {
+  return refused(
+    intent,
+    access.state === "paused"
+      ? { kind: "paused", title: "Sync is paused", message: "The marketing service rejected this store's API key. Paste a valid key on the Connection page.", links: [{ label: "Open the Connection page", url: "/app/connection", external: false }] }
+      : { kind: "not_connected", title: "Not connected", message: "Connect your marketing account first.", links: [{ label: "Open the Connection page", url: "/app/connection", external: false }] },
+  );
+}
+
+async function withService(shop: string, intent: string, run: (access: ServiceAccess) => Promise<CampaignActionResult>): Promise<CampaignActionResult> {
+  const access = await serviceAccess(shop);
+  if (noService(access)) return unavailable(intent, access);
+  try {
+    return await run(access);
+  } catch (error) {
+    const problem = describeServiceError(error, access.baseUrl);
+    logger().info({ shop, intent, kind: problem.kind }, "campaign action refused");
+    return refused(intent, problem);
+  }
+}
+
+/** Create a draft, blank or from a template (the campaigns list and the templates page). */
+export async function createCampaign(shop: string, form: FormData): Promise<CampaignActionResult> {
+  const parsed = createFormSchema.safeParse(Object.fromEntries(form));
+  if (!parsed.success) return formProblem("create", parsed.error);
+  const { name, templateId } = parsed.data;
+  return withService(shop, "create", async ({ client }) => {
+    const c = await client.campaigns.create({ name, ...(templateId ? { templateId } : {}) });
+    return { ok: true, intent: "create", toast: `Draft “${c.name}” created`, goTo: `/app/campaigns/${c.id}`, at: Date.now() };
+  });
+}
+
+/** The campaign page's actions. `zone` is the store's time zone the picker works in. */
+export async function campaignAction(shop: string, rawId: string | undefined, form: FormData, zone: string): Promise<CampaignActionResult> {
+  const raw = Object.fromEntries(form);
+  const intent = typeof raw.intent === "string" ? raw.intent : "";
+  const id = campaignIdParam.safeParse(rawId);
+  if (!id.success) return refused(intent, { kind: "campaign_not_found", title: "Campaign not found", message: "This campaign does not exist." });
+  const parsed = detailFormSchema.safeParse(raw);
+  if (!parsed.success) {
+    if (!["update", "clone", "delete", "test-send", "schedule", "send"].includes(intent)) {
+      return refused(intent, { kind: "form", title: "That action is not possible", message: "Reload the page and try again." });
+    }
+    return formProblem(intent, parsed.error);
+  }
+  const a = parsed.data;
+  return withService(shop, a.intent, async ({ client }) => {
+    const done = (toast: string, goTo?: string): CampaignActionResult => ({ ok: true, intent: a.intent, toast, goTo, at: Date.now() });
+    switch (a.intent) {
+      case "update": {
+        await client.campaigns.update(id.data, {
+          name: a.name,
+          subject: a.subject,
+          previewText: a.previewText,
+          sender: { name: a.senderName, ...(a.senderEmail ? { email: a.senderEmail } : {}) },
+          replyTo: { name: a.replyToName, ...(a.replyToEmail ? { email: a.replyToEmail } : {}) },
+        });
+        return done("Draft saved");
+      }
+      case "clone": {
+        const copy = await client.campaigns.clone(id.data, a.name ? { name: a.name } : {});
+        return done(`Copied as “${copy.name}”`, `/app/campaigns/${copy.id}`);
+      }
+      case "delete":
+        await client.campaigns.delete(id.data);
+        return done("Campaign deleted", "/app/campaigns?status=all");
+      case "test-send": {
+        const sent = await client.campaigns.testSend(id.data, a.recipients);
+        return done(`Test sent to ${sent.recipients.join(", ")}`);
+      }
+      case "schedule": {
+        const iso = localToIso(a.scheduledAt, zone);
+        if (!iso) return refused("schedule", { kind: "form", title: "That time cannot be used", message: "Pick a date and time.", fields: { scheduledAt: "Pick a date and time." } });
+        if (Date.parse(serviceRounded(iso) ?? iso) <= Date.now()) {
+          return refused("schedule", { kind: "form", title: "That time cannot be used", message: "Pick a date and time in the future.", fields: { scheduledAt: "Pick a date and time in the future." } });
+        }
+        const c = await client.campaigns.schedule(id.data, { scheduledAt: iso, ...(a.force ? { force: true } : {}) });
+        const when = c.scheduledAt ? scheduleReadings(c.scheduledAt, zone) : null;
+        return done(when ? `Scheduled for ${when.local}` : "Scheduled");
+      }
+      case "send":
+        await client.campaigns.send(id.data, a.force ? { force: true } : {});
+        return done("Sending to your whole confirmed list");
+    }
+  });
+}

@@ -1,0 +1,339 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, isRouteErrorResponse, useActionData, useLoaderData, useNavigate, useNavigation, useRouteError } from "@remix-run/react";
+import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { HandOffLink, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { serviceAccess } from "~/admin/service-access.server";
+import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { campaignAction, campaignPage, scheduleZone } from "~/campaigns/campaigns.server";
+import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
+import { StatusBadge } from "~/campaigns/ui";
+import { authenticate } from "~/shopify.server";
+
+async function zoneFor(request: Request) {
+  const { session, admin } = await authenticate.admin(request);
+  const access = await serviceAccess(session.shop);
+  return { shop: session.shop, zone: await scheduleZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null) };
+}
+
+export const loader = async ({ request, params }: LoaderFunctionArgs) => {
+  const { shop, zone } = await zoneFor(request);
+  const page = await campaignPage(shop, params.id, zone);
+  if (page.notFound) throw new Response("Campaign not found", { status: 404 });
+  return page;
+};
+
+export const action = async ({ request, params }: ActionFunctionArgs) => {
+  const { shop, zone } = await zoneFor(request);
+  return campaignAction(shop, params.id, await request.formData(), zone);
+};
+
+const INLINE_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email", "recipients", "scheduledAt"]);
+
+function Hidden({ fields }: { fields: Record<string, string> }) {
+  return (
+    <>
+      {Object.entries(fields).map(([k, v]) => (
+        <input key={k} type="hidden" name={k} value={v} />
+      ))}
+    </>
+  );
+}
+
+export default function CampaignPage() {
+  const data = useLoaderData<typeof loader>();
+  // A fresh form per campaign (a copy opens on the same route).
+  return <CampaignScreen key={data.campaign?.id ?? "none"} />;
+}
+
+function CampaignScreen() {
+  const data = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  const navigation = useNavigation();
+  const navigate = useNavigate();
+  useToast(result);
+  useEffect(() => {
+    if (result?.ok && result.goTo) navigate(result.goTo);
+  }, [result, navigate]);
+
+  const c = data.campaign;
+  const [form, setForm] = useState(() => ({
+    name: c?.name ?? "",
+    subject: c?.subject ?? "",
+    previewText: c?.previewText ?? "",
+    senderName: c?.senderName ?? "",
+    senderEmail: c?.senderEmail ?? "",
+    replyToName: c?.replyToName ?? "",
+    replyToEmail: c?.replyToEmail ?? "",
+  }));
+  const [recipients, setRecipients] = useState("");
+  const [scheduledAt, setScheduledAt] = useState("");
+  const [confirm, setConfirm] = useState<"send" | "delete" | null>(null);
+  useEffect(() => setConfirm(null), [result]);
+
+  const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
+  const problem = result && !result.ok ? result.problem : null;
+  const fieldError = (name: string) => (problem?.fields ? problem.fields[name] : undefined);
+  // Field refusals are shown beside their fields; anything else in the banner at the top.
+  const inlineOnly = Boolean(problem?.fields && Object.keys(problem.fields).length && Object.keys(problem.fields).every((k) => INLINE_FIELDS.has(k)));
+
+  if (!c) {
+    return (
+      <Page title="Campaign" backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
+        <Layout>
+          {data.service ? <ServiceUnavailable service={data.service} what="Campaigns" /> : null}
+          {data.problem && (
+            <Layout.Section>
+              <ProblemBanner problem={data.problem} />
+            </Layout.Section>
+          )}
+        </Layout>
+      </Page>
+    );
+  }
+
+  const draft = c.status === "draft";
+  const zone = data.zone;
+  const pickedIso = scheduledAt ? localToIso(scheduledAt, zone) : null;
+  const pickedRounded = pickedIso ? serviceRounded(pickedIso) : null;
+  const preview = pickedRounded ? scheduleReadings(pickedRounded, zone) : null;
+  const set = (k: keyof typeof form) => (v: string) => setForm((f) => ({ ...f, [k]: v }));
+
+  return (
+    <Page title={c.name} titleMetadata={<StatusBadge status={c.status} />} backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
+      <Layout>
+        {problem && !inlineOnly && (
+          <Layout.Section>
+            <ProblemBanner problem={problem}>
+              {problem.canForce && (result?.intent === "send" || result?.intent === "schedule") && (
+                <Form method="post">
+                  <Hidden fields={{ intent: result.intent, force: "true", ...(result.intent === "schedule" ? { scheduledAt } : {}) }} />
+                  <Button submit tone="critical" loading={busy(result.intent)}>
+                    {result.intent === "schedule" ? "Schedule anyway" : "Send anyway"}
+                  </Button>
+                </Form>
+              )}
+            </ProblemBanner>
+          </Layout.Section>
+        )}
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="200">
+              <InlineStack gap="400" blockAlign="center" wrap>
+                {c.editorUrl && <HandOffLink url={c.editorUrl}>Open in the email editor ↗</HandOffLink>}
+                {c.dashboardUrl && <HandOffLink url={c.dashboardUrl}>Open in your marketing dashboard ↗</HandOffLink>}
+              </InlineStack>
+              <List type="bullet">
+                <List.Item>Created {formatWhen(c.createdAt)}</List.Item>
+                <List.Item>{c.builderReviewed ? "Reviewed in the email editor" : "Not yet reviewed in the email editor"}</List.Item>
+                {c.scheduled && (
+                  <List.Item>
+                    <span data-scheduled>
+                      Scheduled for {c.scheduled.local} ({c.scheduled.zone}) · {c.scheduled.utc}
+                    </span>
+                  </List.Item>
+                )}
+                {c.sentAt && <List.Item>Sent {formatWhen(c.sentAt)}</List.Item>}
+              </List>
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <Text as="h2" variant="headingMd">
+                Details
+              </Text>
+              {draft ? (
+                <Form method="post">
+                  <input type="hidden" name="intent" value="update" />
+                  <FormLayout>
+                    <TextField label="Campaign name" name="name" value={form.name} onChange={set("name")} autoComplete="off" error={fieldError("name")} />
+                    <TextField label="Subject" name="subject" value={form.subject} onChange={set("subject")} autoComplete="off" error={fieldError("subject")} />
+                    <TextField label="Preview text" name="previewText" value={form.previewText} onChange={set("previewText")} autoComplete="off" helpText="Shown after the subject in most inboxes." />
+                    <FormLayout.Group>
+                      <TextField label="Sender name" name="senderName" value={form.senderName} onChange={set("senderName")} autoComplete="off" />
+                      <TextField label="Sender email" name="senderEmail" type="email" value={form.senderEmail} onChange={set("senderEmail")} autoComplete="off" error={fieldError("senderEmail") ?? fieldError("sender.email")} />
+                    </FormLayout.Group>
+                    <FormLayout.Group>
+                      <TextField label="Reply-to name" name="replyToName" value={form.replyToName} onChange={set("replyToName")} autoComplete="off" />
+                      <TextField label="Reply-to email" name="replyToEmail" type="email" value={form.replyToEmail} onChange={set("replyToEmail")} autoComplete="off" error={fieldError("replyToEmail") ?? fieldError("replyTo.email")} />
+                    </FormLayout.Group>
+                    <InlineStack align="end">
+                      <Button submit variant="primary" loading={busy("update")}>
+                        Save draft
+                      </Button>
+                    </InlineStack>
+                  </FormLayout>
+                </Form>
+              ) : (
+                <BlockStack gap="100">
+                  <Text as="p">Subject: {c.subject || "—"}</Text>
+                  <Text as="p">Preview text: {c.previewText || "—"}</Text>
+                  <Text as="p">Sender: {c.senderName || c.senderEmail ? `${c.senderName} <${c.senderEmail}>` : "—"}</Text>
+                  <Text as="p">Reply-to: {c.replyToName || c.replyToEmail ? `${c.replyToName} <${c.replyToEmail}>` : "—"}</Text>
+                  <Text as="p" tone="subdued">
+                    Only drafts can be edited. Duplicate this campaign to change and send it again.
+                  </Text>
+                </BlockStack>
+              )}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+
+        <Layout.Section>
+          <InlineGrid columns={{ xs: 1, md: 2 }} gap="400">
+            <Card>
+              <Form method="post">
+                <input type="hidden" name="intent" value="test-send" />
+                <BlockStack gap="300">
+                  <Text as="h2" variant="headingMd">
+                    Send a test
+                  </Text>
+                  <TextField
+                    label="Test recipients"
+                    name="recipients"
+                    value={recipients}
+                    onChange={setRecipients}
+                    autoComplete="off"
+                    multiline={2}
+                    error={fieldError("recipients")}
+                    helpText="Up to 10 addresses, separated by commas. They must be on your verified sending domain or your account's address."
+                  />
+                  <InlineStack align="end">
+                    <Button submit loading={busy("test-send")}>
+                      Send test
+                    </Button>
+                  </InlineStack>
+                </BlockStack>
+              </Form>
+            </Card>
+            {draft && (
+              <Card>
+                <Form method="post">
+                  <input type="hidden" name="intent" value="schedule" />
+                  <BlockStack gap="300">
+                    <Text as="h2" variant="headingMd">
+                      Schedule
+                    </Text>
+                    <TextField
+                      label="Send at"
+                      name="scheduledAt"
+                      type="datetime-local"
+                      value={scheduledAt}
+                      onChange={setScheduledAt}
+                      autoComplete="off"
+                      error={fieldError("scheduledAt")}
+                      helpText={`In your store's time zone, ${zone}.`}
+                    />
+                    {preview && (
+                      <Text as="p" tone="subdued">
+                        <span data-schedule-preview>
+                          Goes out at {preview.local} · {preview.utc}
+                        </span>
+                      </Text>
+                    )}
+                    <InlineStack align="end">
+                      <Button submit loading={busy("schedule")}>
+                        Schedule
+                      </Button>
+                    </InlineStack>
+                  </BlockStack>
+                </Form>
+              </Card>
+            )}
+          </InlineGrid>
+        </Layout.Section>
+
+        {draft && (
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="300">
+                <Text as="h2" variant="headingMd">
+                  Send now
+                </Text>
+                {confirm === "send" ? (
+                  <Banner tone="warning" title="Send this campaign to your whole confirmed list now?">
+                    <BlockStack gap="200">
+                      <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
+                      <InlineStack gap="200">
+                        <Form method="post">
+                          <input type="hidden" name="intent" value="send" />
+                          <Button submit variant="primary" tone="critical" loading={busy("send")}>
+                            Send to the whole list
+                          </Button>
+                        </Form>
+                        <Button onClick={() => setConfirm(null)}>Cancel</Button>
+                      </InlineStack>
+                    </BlockStack>
+                  </Banner>
+                ) : (
+                  <InlineStack>
+                    <Button onClick={() => setConfirm("send")}>Send now…</Button>
+                  </InlineStack>
+                )}
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+        )}
+
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <Text as="h2" variant="headingMd">
+                Copy or delete
+              </Text>
+              {confirm === "delete" ? (
+                <Banner tone="critical" title={`Delete “${c.name}”?`}>
+                  <BlockStack gap="200">
+                    <p>The campaign is removed from your marketing account. This cannot be undone.</p>
+                    <InlineStack gap="200">
+                      <Form method="post">
+                        <input type="hidden" name="intent" value="delete" />
+                        <Button submit variant="primary" tone="critical" loading={busy("delete")}>
+                          Delete campaign
+                        </Button>
+                      </Form>
+                      <Button onClick={() => setConfirm(null)}>Cancel</Button>
+                    </InlineStack>
+                  </BlockStack>
+                </Banner>
+              ) : (
+                <InlineStack gap="200">
+                  <Form method="post">
+                    <input type="hidden" name="intent" value="clone" />
+                    <Button submit loading={busy("clone")}>
+                      Duplicate
+                    </Button>
+                  </Form>
+                  <Button tone="critical" onClick={() => setConfirm("delete")}>
+                    Delete…
+                  </Button>
+                </InlineStack>
+              )}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+      </Layout>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  const error = useRouteError();
+  if (isRouteErrorResponse(error) && error.status === 404) {
+    return (
+      <Page title="Campaign not found" backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
+        <Layout>
+          <Layout.Section>
+            <Banner tone="warning" title="This campaign is not in your marketing account">
+              <p>It may have been deleted, or the link is wrong.</p>
+            </Banner>
+          </Layout.Section>
+        </Layout>
+      </Page>
+    );
+  }
+  return <PageError title="Campaign" />;
+}

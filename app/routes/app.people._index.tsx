@@ -1,0 +1,127 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
+import { BlockStack, Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
+import { useEffect, useState } from "react";
+import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { PageError, formatWhen } from "~/admin/ui";
+import { peoplePage } from "~/people/people.server";
+import { PersonStatus } from "~/people/ui";
+import { authenticate } from "~/shopify.server";
+
+export const loader = async ({ request }: LoaderFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  return peoplePage(session.shop, new URL(request.url).searchParams);
+};
+
+const STATUSES = [
+  { label: "Any status", value: "" },
+  { label: "Active (confirmed)", value: "active" },
+  { label: "Inactive (unconfirmed, unsubscribed or blocked)", value: "inactive" },
+  { label: "Confirmed", value: "confirmed" },
+  { label: "Unconfirmed", value: "unconfirmed" },
+  { label: "Unsubscribed", value: "unsubscribed" },
+  { label: "Blocked", value: "blocked" },
+];
+
+type FilterName = "q" | "tags" | "notTags" | "segments" | "notSegments" | "field" | "value";
+
+export default function People() {
+  const data = useLoaderData<typeof loader>();
+  const navigation = useNavigation();
+  const [form, setForm] = useState<Record<string, string>>(data.form);
+  useEffect(() => setForm(data.form), [data.form]);
+  const set = (k: string) => (v: string) => setForm((f) => ({ ...f, [k]: v }));
+  const errors: Record<string, string> = data.errors;
+  const field = (name: FilterName, label: string, help?: string) => (
+    <TextField label={label} name={name} value={form[name] ?? ""} onChange={set(name)} autoComplete="off" error={errors[name]} helpText={help} />
+  );
+
+  return (
+    <Page title="People" subtitle="Contacts in your marketing account">
+      <Layout>
+        {data.service ? (
+          <ServiceUnavailable service={data.service} what="People" />
+        ) : (
+          <>
+            <Layout.Section>
+              <Card>
+                <Form method="get">
+                  <FormLayout>
+                    <FormLayout.Group>
+                      {field("q", "Email contains")}
+                      <Select label="Status" name="status" options={STATUSES} value={form.status ?? ""} onChange={set("status")} error={errors.status} />
+                    </FormLayout.Group>
+                    <FormLayout.Group>
+                      {field("tags", "With any of these tags", "Comma-separated")}
+                      {field("notTags", "Without these tags", "Comma-separated")}
+                    </FormLayout.Group>
+                    <FormLayout.Group>
+                      {field("segments", "In segments", "Segment ids, comma-separated")}
+                      {field("notSegments", "Not in segments", "Segment ids, comma-separated")}
+                    </FormLayout.Group>
+                    <FormLayout.Group>
+                      {field("field", "Custom field", "For example firstName")}
+                      {field("value", "Custom field value", "Exact value")}
+                    </FormLayout.Group>
+                    <InlineStack gap="200" align="end">
+                      <Button url="/app/people">Clear</Button>
+                      <Button submit variant="primary" loading={navigation.state === "loading"}>
+                        Search
+                      </Button>
+                    </InlineStack>
+                  </FormLayout>
+                </Form>
+              </Card>
+            </Layout.Section>
+            {data.problem && (
+              <Layout.Section>
+                <ProblemBanner problem={data.problem} />
+              </Layout.Section>
+            )}
+            <Layout.Section>
+              <Card padding="0">
+                <IndexTable
+                  resourceName={{ singular: "person", plural: "people" }}
+                  itemCount={data.people.length}
+                  selectable={false}
+                  emptyState={
+                    <Box padding="600">
+                      <BlockStack gap="200" inlineAlign="center">
+                        <Text as="p" variant="headingMd">
+                          {Object.keys(errors).length ? "Fix the highlighted filters to search" : "Nobody matches these filters"}
+                        </Text>
+                      </BlockStack>
+                    </Box>
+                  }
+                  headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
+                >
+                  {data.people.map((p, i) => (
+                    <IndexTable.Row id={String(p.id)} key={p.id} position={i}>
+                      <IndexTable.Cell>
+                        <Link to={`/app/people/${encodeURIComponent(p.email)}`} style={{ fontWeight: 600 }}>
+                          {p.email}
+                        </Link>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <PersonStatus status={p.status} details={p.statusDetails} />
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>{formatWhen(p.createdAt)}</IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+                </IndexTable>
+                <Box padding="300">
+                  <PageNav page={data.page} />
+                </Box>
+              </Card>
+            </Layout.Section>
+          </>
+        )}
+      </Layout>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="People" />;
+}

@@ -1,0 +1,214 @@
+// Campaigns, templates and people in headless Chromium (the fake Admin's App Bridge stub): create
+// from a template → edit → test-send → schedule → see it under Scheduled; a review-required send
+// resolved with "Send anyway"; people search and a person's events. Screenshots go to
+// test/browser/screenshots/campaigns/ (git-ignored; a folder of their own, which the admin test's
+// clean-up of the top level leaves alone).
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createMarketingClient } from "~/services/marketing/client.server";
+import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { CHROME_UA, mintSessionToken } from "../support/session-token";
+
+const SHOP = "browser-campaigns.myshopify.com";
+const SHOTS = path.join(import.meta.dirname, "screenshots", "campaigns");
+
+function findChromium(): string {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  for (const bin of ["chromium", "chromium-browser"]) {
+    try {
+      return execFileSync("sh", ["-c", `command -v ${bin}`], { encoding: "utf8" }).trim();
+    } catch {
+      // try the next name
+    }
+  }
+  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
+  throw new Error("Browser tests need Chromium and it is not installed: run scripts/ensure-chromium.sh (apt-get install chromium) or set CHROMIUM_PATH.");
+}
+
+let h: PipelineHarness;
+let browser: Browser;
+let page: Page;
+
+async function open(p: string): Promise<void> {
+  const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
+  const sep = p.includes("?") ? "&" : "?";
+  await page.goto(`${h.app.url}${p}${sep}embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "load" });
+  await page.waitForFunction(() => Boolean((window as { shopify?: unknown }).shopify));
+}
+
+/** A full-page picture once the page has settled (no load under way, not dimmed), from the top. */
+async function shot(name: string): Promise<void> {
+  await page.waitForFunction(() => {
+    const main = document.querySelector("[aria-busy]");
+    return main?.getAttribute("aria-busy") === "false" && getComputedStyle(main).opacity === "1";
+  });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+const toasted = (text: string) =>
+  page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).some((m) => m.startsWith(t)), text);
+
+beforeAll(async () => {
+  const executablePath = findChromium();
+  rmSync(SHOTS, { recursive: true, force: true });
+  mkdirSync(SHOTS, { recursive: true });
+  h = await startPipelineHarness();
+  h.app.admin.addShop({ domain: SHOP, ianaTimezone: "Europe/Paris" });
+  h.app.admin.onGraphql("CustomerEmail", (_q, variables) => ({ customer: variables.id === "gid://shopify/Customer/501" ? { email: "ada@example.com" } : null }));
+  browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  await open("/app");
+  await h.connect(SHOP);
+
+  const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+  await svc.people.upsert({ email: "ada@example.com", source: "shopify", skipDoubleOptIn: true, statusDetails: "confirmed", customFields: { firstName: "Ada", lastName: "Lovelace" }, tags: { vip: true } });
+  await svc.people.upsert({ email: "adam@example.com", source: "shopify", skipDoubleOptIn: true, statusDetails: "unsubscribed", tags: { customer: true } });
+  await svc.events.order("completed", { email: "ada@example.com", source: "shopify", id: "1001", publicId: "#1001", total: 42.5, currency: "EUR" });
+  await svc.events.cart("abandoned", { email: "ada@example.com", source: "shopify", id: "cart-7", total: 12 });
+});
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === "fail") await page?.screenshot({ path: path.join(SHOTS, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, "-")}.png`) });
+});
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+describe("campaigns, templates and people in a browser", { timeout: 90_000 }, () => {
+  it("create from a template → edit → test-send → schedule → under Scheduled", async () => {
+    await open("/app/templates");
+    await page.getByText("Monthly newsletter").waitFor();
+    const preview = page.getByRole("link", { name: "Preview ↗" }).first();
+    expect(await preview.getAttribute("target")).toBe("_blank");
+    await shot("1-templates");
+
+    await page.getByRole("row", { name: /Welcome email/ }).getByRole("button", { name: "Create campaign" }).click();
+    await page.getByLabel("Campaign name").fill("Autumn welcome");
+    await page.getByRole("button", { name: "Create", exact: true }).click();
+    await page.waitForURL(/\/app\/campaigns\/\d+/);
+    await toasted("Draft “Autumn welcome” created");
+    const id = Number(new URL(page.url()).pathname.split("/").at(-1));
+    expect(await page.getByRole("link", { name: "Open in the email editor ↗" }).getAttribute("target")).toBe("_blank");
+
+    await page.getByLabel("Subject").fill("Welcome, autumn is here");
+    await page.getByLabel("Preview text").fill("New arrivals inside");
+    await page.getByLabel("Sender name").fill("Default Shop");
+    await page.getByLabel("Sender email").fill("news@default-shop.example");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await toasted("Draft saved");
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)).toMatchObject({ subject: "Welcome, autumn is here", sender: { name: "Default Shop", email: "news@default-shop.example" } });
+    await shot("2-edited");
+
+    await page.getByLabel("Test recipients").fill("owner@default-shop.example, stranger@elsewhere.example");
+    await page.getByRole("button", { name: "Send test" }).click();
+    await page.getByText("Not allowed: stranger@elsewhere.example").waitFor();
+    await shot("3-test-send-refused");
+    await page.getByLabel("Test recipients").fill("owner@default-shop.example");
+    await page.getByRole("button", { name: "Send test" }).click();
+    await toasted("Test sent to owner@default-shop.example");
+
+    // Paris is UTC+1 in January; seconds are not picked, so the time stays on the minute.
+    await page.getByLabel("Send at").fill("2027-01-15T09:30");
+    await page.getByText("Goes out at Jan 15, 2027, 9:30 AM GMT+1 · Jan 15, 2027, 8:30 AM UTC").waitFor();
+    await page.getByRole("button", { name: "Schedule", exact: true }).click();
+    await page.getByText("This campaign has not been reviewed in the email editor").waitFor();
+    await shot("4-schedule-review-required");
+    await page.getByRole("button", { name: "Schedule anyway" }).click();
+    await toasted("Scheduled for Jan 15, 2027, 9:30 AM GMT+1");
+    await page.getByText("Scheduled for Jan 15, 2027, 9:30 AM GMT+1 (Europe/Paris) · Jan 15, 2027, 8:30 AM UTC").waitFor();
+    await shot("5-scheduled");
+
+    await page.locator("ui-nav-menu a", { hasText: "Campaigns" }).click();
+    await page.getByRole("tab", { name: "Scheduled" }).click();
+    await page.waitForURL(/status=scheduled/);
+    await page.getByRole("link", { name: "Autumn welcome" }).waitFor();
+    await shot("6-list-scheduled");
+  });
+
+  it("send now: the whole-list confirmation, review required with the editor link, resolved with Send anyway", async () => {
+    await open("/app/templates");
+    await page.getByRole("row", { name: /Monthly newsletter/ }).getByRole("button", { name: "Create campaign" }).click();
+    await page.getByLabel("Campaign name").fill("November newsletter");
+    await page.getByRole("button", { name: "Create", exact: true }).click();
+    await page.waitForURL(/\/app\/campaigns\/\d+/);
+    const id = Number(new URL(page.url()).pathname.split("/").at(-1));
+
+    await page.getByRole("button", { name: "Send now…" }).click();
+    await page.getByText("Send this campaign to your whole confirmed list now?").waitFor();
+    await shot("7-send-confirm");
+    await page.getByRole("button", { name: "Send to the whole list" }).click();
+    await page.getByText("This campaign has not been reviewed in the email editor").waitFor();
+    const editor = page.getByRole("link", { name: "Open in the email editor ↗" }).first();
+    expect(await editor.getAttribute("target")).toBe("_blank");
+    expect(await editor.getAttribute("href")).toBe(`${h.emulator.url}/dashboard/campaigns/${id}/editor`);
+    await shot("8-review-required");
+    await page.getByRole("button", { name: "Send anyway" }).click();
+    await toasted("Sending to your whole confirmed list");
+    await page.getByText("Sending (preparing)").first().waitFor();
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)?.status).toBe("preparing");
+    await shot("9-sending");
+  });
+
+  it("a sending limit is shown with its numbers and links", async () => {
+    await open("/app/campaigns?status=draft");
+    await page.getByRole("button", { name: "Create campaign" }).first().click();
+    await page.getByLabel("Campaign name").fill("Blank draft");
+    await page.getByRole("button", { name: "Create draft" }).click();
+    await page.waitForURL(/\/app\/campaigns\/\d+/);
+    const id = Number(new URL(page.url()).pathname.split("/").at(-1));
+    h.emulator.setCampaignContent(id, "<p>Hello</p>");
+    h.emulator.markReviewed(id);
+    h.emulator.updateAccount(h.emulator.defaultAccountId, { sendingLimitRemaining: 0 });
+    try {
+      await page.getByRole("button", { name: "Send now…" }).click();
+      await page.getByRole("button", { name: "Send to the whole list" }).click();
+      await page.getByText("Sending limit reached").waitFor();
+      await page.getByText(/0 sends remaining; your sending limit resets on/).waitFor();
+      await shot("10-sending-limit");
+    } finally {
+      h.emulator.updateAccount(h.emulator.defaultAccountId, { sendingLimitRemaining: 100 });
+    }
+  });
+
+  it("people search and a person's events", async () => {
+    await open("/app/people");
+    await page.getByLabel("Email contains").fill("ada");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/q=ada/);
+    await page.getByRole("link", { name: "adam@example.com" }).waitFor();
+    await page.getByLabel("Status").selectOption("active");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/status=active/);
+    await page.getByRole("link", { name: "adam@example.com" }).waitFor({ state: "detached" });
+    await page.getByRole("link", { name: "ada@example.com" }).waitFor();
+    await shot("11-people-search");
+
+    await page.getByRole("link", { name: "ada@example.com" }).click();
+    await page.waitForURL(/\/app\/people\/ada%40example\.com/);
+    await page.getByText("Receives email (confirmed)").waitFor();
+    await page.getByText("cart_abandoned").waitFor();
+    await page.getByText("order_completed").waitFor();
+    await shot("12-person");
+    await page.getByLabel("Event name").fill("order_completed");
+    await page.getByRole("button", { name: "Filter events" }).click();
+    await page.waitForURL(/event=order_completed/);
+    await page.getByText("#1001").waitFor();
+    await page.getByText("cart_abandoned").waitFor({ state: "detached" });
+    await shot("13-person-events-filtered");
+  });
+
+  it("from a Shopify customer's page (the admin link) to their person page", async () => {
+    await open("/app/people/by-customer?id=501");
+    await page.waitForURL(/\/app\/people\/ada%40example\.com/);
+    await page.getByText("Receives email (confirmed)").waitFor();
+    await open("/app/people/by-customer?id=777");
+    await page.getByText("This customer no longer exists in Shopify").waitFor();
+    await shot("14-customer-not-found");
+  });
+});
