@@ -43,7 +43,10 @@ export async function saveSettings(shop: string, form: FormData): Promise<SaveSe
   const parsed = settingsFormSchema.safeParse(input);
   if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error) };
   const settings = shopSettingsSchema.parse(parsed.data);
+  const before = await loadSettings(shop);
   await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
   logger().info({ shop }, "settings saved");
+  // Another tracker mode: the storefront gets its snippet now (never throws; retried if it fails).
+  if (before.trackerMode !== settings.trackerMode) await (await import("../storefront/tracker.server")).syncTracker(shop);
   return { ok: true, settings };
 }

@@ -24,6 +24,7 @@ const TITLES: Record<string, string> = {
   "/app/settings": "Settings",
   "/app/problems": "Problems",
   "/app/activity": "Activity",
+  "/app/storefront": "Storefront",
 };
 
 export default function AppLayout() {
@@ -49,6 +50,7 @@ export default function AppLayout() {
         <Link to="/app/settings">Settings</Link>
         <Link to="/app/problems">Problems</Link>
         <Link to="/app/activity">Activity</Link>
+        <Link to="/app/storefront">Storefront</Link>
       </NavMenu>
       <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
         {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}
