@@ -16,12 +16,12 @@ describe("theme app extension", () => {
     expect((await renderEmbed({ type: "json", value: JSON.stringify({ mode: "modern", snippet: "", syncedAt: "2026-01-01T00:00:00Z" }) })).trim()).toBe("");
   });
 
-  it("a snippet is rendered inert: only inside <template>, with one deferred loader and nothing else that runs", async () => {
+  it("a snippet is rendered inert: only inside <template>, with one async loader and nothing else that runs", async () => {
     const snippet = `<script type="module" src="https://cdn.example/t.js" data-account="7" async></script>`;
     const html = await renderEmbed({ type: "json", value: JSON.stringify({ mode: "modern", snippet, syncedAt: "2026-01-01T00:00:00Z" }) });
     const template = /<template id="marketing-sync-tracker" data-mode="modern">([\s\S]*)<\/template>/.exec(html);
     expect(template?.[1]).toBe(snippet);
     const outside = html.replace(template![0], "");
-    expect(outside.match(/<script\b[^>]*>/g)).toEqual([`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" defer>`]);
+    expect(outside.match(/<script\b[^>]*>/g)).toEqual([`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" async>`]);
   });
 });

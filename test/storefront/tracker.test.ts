@@ -45,7 +45,7 @@ describe("the tracker snippet in the app-data metafield", () => {
       const html = await renderEmbed(metafield());
       rendered[mode] = html;
       expect(html).toContain(`<template id="marketing-sync-tracker" data-mode="${mode}">${trackerValue().snippet}</template>`);
-      expect(html).toContain(`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" defer></script>`);
+      expect(html).toContain(`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" async></script>`);
       expect(html).not.toContain(h.emulator.apiKey);
     }
     expect(rendered.legacy).toContain("legacy.js");

@@ -1,5 +1,5 @@
 /*
- * Marketing Sync tracker loader (theme app embed). Deferred: it never holds up parsing.
+ * Marketing Sync tracker loader (theme app embed). Loaded async: it never holds up parsing or DOMContentLoaded.
  * 1. Waits for the visitor's consent (Shopify's Customer Privacy API): analytics and marketing.
  * 2. Then turns the inert <template id="marketing-sync-tracker"> into live, async scripts.
  * 3. Copies the tracker's revenue hash (`_ls`: the landing URL's query or the tracker's cookie)
