@@ -19,4 +19,6 @@ export const STOREFRONT_POLICY = {
   metafieldKey: "tracker",
   /** The theme app embed block (extensions/marketing-sync-theme/blocks/tracker-embed.liquid). */
   embedBlockHandle: "tracker-embed",
+  /** Where the storefront reaches the app: `/{prefix}/{subpath}` of [app_proxy] in shopify.app.toml. */
+  appProxyPath: "/apps/marketing-sync",
 } as const;

@@ -57,6 +57,26 @@ const METAFIELDS_DELETE = `#graphql
     metafieldsDelete(metafields: $metafields) { userErrors { field message } }
   }`;
 
+const WEB_PIXEL_CREATE = `#graphql
+  mutation MarketingSyncWebPixel($settings: JSON!) {
+    webPixelCreate(webPixel: { settings: $settings }) { webPixel { id } userErrors { code field message } }
+  }`;
+const webPixelCreateSchema = z.object({
+  data: z.object({
+    webPixelCreate: z.object({
+      webPixel: z.object({ id: z.string() }).nullish(),
+      userErrors: z.array(z.object({ code: z.string().nullish(), message: z.string() })),
+    }),
+  }),
+});
+
+/** The web pixel extension runs on a shop only once the app has created it there; TAKEN: it has. */
+async function ensureWebPixel(shop: string): Promise<void> {
+  const answer = await adminGraphql(shop, WEB_PIXEL_CREATE, { settings: JSON.stringify({ proxyPath: STOREFRONT_POLICY.appProxyPath }) }, webPixelCreateSchema);
+  const errors = answer.data.webPixelCreate.userErrors.filter((e) => e.code !== "TAKEN");
+  if (errors.length) throw new Error(`webPixelCreate: ${errors.map((e) => e.message).join("; ")}`);
+}
+
 export type TrackerSyncResult =
   | { status: "synced"; mode: TrackerMetafield["mode"]; lastEventTrackedAt: number | null }
   | { status: "skipped"; reason: "not_connected" }
@@ -94,6 +114,7 @@ export async function syncTracker(shop: string): Promise<TrackerSyncResult> {
     );
     const errors = answer.data.metafieldsSet.userErrors;
     if (errors.length) throw new Error(`metafieldsSet: ${errors.map((e) => e.message).join("; ")}`);
+    await ensureWebPixel(shop);
     await recordSync(shop, { mode, error: null, nextInMs: STOREFRONT_POLICY.trackerRefreshMs });
     logger().info({ shop, mode }, "tracker snippet published to the storefront");
     return { status: "synced", mode, lastEventTrackedAt: tracker.lastEventTrackedAt };

@@ -13,6 +13,8 @@ export interface FakeStorefrontAdmin {
   metafields(shop: string): Map<string, { type: string; value: string }>;
   /** What the live theme's settings_data.json says about the app embed. */
   setEmbed(shop: string, state: EmbedState, blockHandle?: string): void;
+  /** The settings of the app's web pixel on a shop, once the app created it. */
+  webPixelSettings(shop: string): string | undefined;
   /** Answer the theme query with an error (a theme that cannot be read). */
   failThemes(shop: string, fail: boolean): void;
 }
@@ -65,6 +67,18 @@ export function installStorefrontResolvers(admin: FakeAdmin): void {
     return { metafieldsDelete: { deletedMetafields: inputs, userErrors: [] } };
   });
 
+  const pixels = new Map<string, string>();
+  admin.onGraphql("webPixelCreate(", (_q, variables, shop) => {
+    if (pixels.has(shop)) return { webPixelCreate: { webPixel: null, userErrors: [{ code: "TAKEN", field: ["webPixel"], message: "Web pixel is taken." }] } };
+    try {
+      JSON.parse(String(variables.settings));
+    } catch {
+      return { webPixelCreate: { webPixel: null, userErrors: [{ code: "INVALID_SETTINGS", field: ["settings"], message: "Settings are invalid JSON" }] } };
+    }
+    pixels.set(shop, String(variables.settings));
+    return { webPixelCreate: { webPixel: { id: `gid://shopify/WebPixel/${pixels.size}`, settings: variables.settings }, userErrors: [] } };
+  });
+
   admin.onGraphql("themes(", (_q, _v, shop) => {
     if (failing.has(shop)) throw new Error("theme files unavailable");
     const embed = embeds.get(shop) ?? { state: "absent", handle: "tracker-embed" };
@@ -98,6 +112,7 @@ export function installStorefrontResolvers(admin: FakeAdmin): void {
   installed.set(admin, {
     metafields: of,
     setEmbed: (shop, state, handle = "tracker-embed") => embeds.set(shop, { state, handle }),
+    webPixelSettings: (shop) => pixels.get(shop),
     failThemes: (shop, fail) => (fail ? failing.add(shop) : failing.delete(shop)),
   });
 }

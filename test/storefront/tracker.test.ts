@@ -35,6 +35,8 @@ describe("the tracker snippet in the app-data metafield", () => {
     expect(trackerValue().snippet).toContain(`data-account="${h.emulator.defaultAccountId}"`);
     expect(metafield()!.value).not.toContain(h.emulator.apiKey);
     expect(metafield()!.value).not.toContain(h.emulator.apiKey.slice(-8));
+    // The web pixel runs on the shop once the app has created it, pointed at the app proxy.
+    expect(JSON.parse(storefrontAdmin(h.app.admin).webPixelSettings(SHOP)!)).toEqual({ proxyPath: "/apps/marketing-sync" });
   });
 
   it("changing the tracker mode in Settings publishes that mode's snippet; each renders as an inert template", async () => {
