@@ -157,16 +157,17 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
     objectKey = `storefront-cart:${cartId}`;
     kind = "cart";
     // The first event seen for a cart creates it; later ones update it (one row per cart).
-    const created = await tx.query(
+    // updatedAt is the cart's last event: carts quiet for 30 days are forgotten (pruneStorefrontCarts).
+    const [seen] = await tx.query<{ created: boolean }>(
       `INSERT INTO "ObjectState" (shop, "objectKey", state, "updatedAt") VALUES ($1, $2, '{"kind":"storefront-cart"}'::jsonb, now())
-       ON CONFLICT (shop, "objectKey") DO NOTHING RETURNING 1`,
+       ON CONFLICT (shop, "objectKey") DO UPDATE SET "updatedAt" = now() RETURNING (xmax = 0) AS created`,
       [shop, objectKey],
     );
     const quantity = cart.lines.reduce((n, l) => n + l.quantity, 0);
     call = serviceCallSchema.parse({
       op: "event",
       type: "cart",
-      action: created.length ? "created" : "updated",
+      action: seen.created ? "created" : "updated",
       body: compact({
         ...common,
         id: cartId,

@@ -29,3 +29,11 @@ export async function pruneRateWindows(): Promise<number> {
   const rows = await database().sql.query(`DELETE FROM "StorefrontRateWindow" WHERE "windowStart" < $1 RETURNING 1`, [cutoff]);
   return rows.length;
 }
+
+/** Storefront carts (created/updated memory) with no event for 30 days: dropped with the windows. */
+export async function pruneStorefrontCarts(): Promise<number> {
+  const rows = await database().sql.query(
+    `DELETE FROM "ObjectState" WHERE "objectKey" LIKE 'storefront-cart:%' AND "updatedAt" < now() - interval '30 days' RETURNING 1`,
+  );
+  return rows.length;
+}

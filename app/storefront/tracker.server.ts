@@ -7,7 +7,7 @@ import { decryptSecret } from "../shops/secrets.server";
 import { parseSettings } from "../sync/settings";
 import { adminGraphql } from "./admin.server";
 import { STOREFRONT_POLICY } from "./policy";
-import { pruneRateWindows } from "./rate-limit.server";
+import { pruneRateWindows, pruneStorefrontCarts } from "./rate-limit.server";
 
 /**
  * The tracker snippet on the storefront: fetched from the service (GET /api/account/website-tracker
@@ -210,6 +210,7 @@ export async function storefrontStep(workerId: string): Promise<number> {
     if (now - lastPrune > 3_600_000) {
       lastPrune = now;
       await pruneRateWindows();
+      await pruneStorefrontCarts();
     }
     return await refreshDueTrackers(workerId);
   } catch (error) {

@@ -13,6 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMarketingClient } from "~/services/marketing/client.server";
 import { trackerMetafieldValue } from "~/storefront/tracker.server";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
+import { storefrontAdmin } from "../../dev/shopify/fake-storefront";
+import { actionData, openPage, postForm } from "../admin/support";
+import { startPipelineHarness } from "../support/pipeline";
+import { CHROME_UA, mintSessionToken } from "../support/session-token";
 import { renderEmbed, THEME_EXTENSION } from "../storefront/render";
 
 const SHOTS = path.join(import.meta.dirname, "screenshots");
@@ -242,4 +246,37 @@ describe("the tracker embed on a storefront page", () => {
     }
     expect(table["embed, consent not given"].requests).toBe(table["no embed"].requests + 1); // the async loader only
   });
+});
+
+describe("the Storefront page in the admin", () => {
+  it("shows the embed is not on with a link that turns it on, then that it is on, and the published tracker", async () => {
+    const SHOP = "storefront-admin.myshopify.com";
+    const h = await startPipelineHarness();
+    try {
+      expect((await openPage(h.app.url, SHOP, "/app")).status).toBe(200);
+      expect(await actionData(await postForm(h.app.url, SHOP, "/app/connection", { intent: "connect", apiKey: h.emulator.apiKey }))).toMatchObject({ ok: true });
+      const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
+      const open = async () => {
+        await page.goto(`${h.app.url}/app/storefront?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "networkidle" });
+      };
+      await open();
+      await page.getByText("Your live theme does not load the tracker yet.").waitFor();
+      const link = page.getByRole("link", { name: "Turn on the tracker embed" });
+      expect(await link.getAttribute("href")).toBe(`https://${SHOP}/admin/themes/current/editor?context=apps&activateAppId=test-app-key/tracker-embed`);
+      expect(await page.getByText("Published to your storefront:").textContent()).toMatch(/UTC \(modern\)/);
+      expect(await page.content()).not.toContain(h.emulator.apiKey);
+      await page.screenshot({ path: path.join(SHOTS, "storefront-admin-1-embed-not-added.png"), fullPage: true });
+
+      storefrontAdmin(h.app.admin).setEmbed(SHOP, "enabled");
+      await open();
+      await page.getByText("The tracker embed is on in your live theme.").waitFor();
+      expect(await page.getByRole("link", { name: "Turn on the tracker embed" }).count()).toBe(0);
+      await page.screenshot({ path: path.join(SHOTS, "storefront-admin-2-embed-on.png"), fullPage: true });
+      await context.close();
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });
