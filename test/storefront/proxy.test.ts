@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { describeEachDatabase } from "../support/database";
@@ -119,6 +120,40 @@ describeEachDatabase("app proxy: storefront events", (database) => {
         expect(res.status, String(body).slice(0, 40)).toBe(400);
         expect((await res.json()) as object).toHaveProperty("error");
       }
+      expect(await calls()).toBe(before);
+    });
+
+    it("a huge body streamed without Content-Length is cut off at the bound → 400, nothing enqueued", async () => {
+      const before = await calls();
+      const chunk = Buffer.from(`{"event":"product_viewed","visitorId":"v","product":{"id":"1","title":"${"x".repeat(1000)}`);
+      let sent = 0;
+      // node:http with no Content-Length: the body goes chunked, as a sender hiding its size would.
+      const status = await new Promise<number | "reset">((resolve) => {
+        let answered = false;
+        const req = request(`${h.app.url}/proxy/events?${signedProxyQuery({ shop })}`, { method: "POST", headers: { "content-type": "application/json" } });
+        req.on("response", (res) => {
+          answered = true;
+          resolve(res.statusCode ?? 0);
+          res.resume();
+          req.destroy();
+        });
+        // Past the bound the app stops reading and drops the connection: the sender may see the
+        // 400 or only the reset, depending on how much it had in flight.
+        req.on("error", () => {
+          if (!answered) resolve("reset");
+          answered = true;
+        });
+        const pump = () => {
+          while (!answered && sent < 5_000_000) {
+            sent += chunk.length;
+            if (!req.write(chunk)) return void req.once("drain", pump);
+          }
+          if (!answered) req.end();
+        };
+        pump();
+      });
+      expect([400, "reset"]).toContain(status);
+      expect(sent).toBeLessThan(5_000_000); // the app stopped reading long before the end
       expect(await calls()).toBe(before);
     });
 
