@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { syncTracker } from "../storefront/tracker.server";
 import { defaultSettings, parseSettings, shopSettingsSchema, type ShopSettings } from "../sync/settings";
 import { fieldErrors } from "./forms";
 
@@ -47,6 +48,6 @@ export async function saveSettings(shop: string, form: FormData): Promise<SaveSe
   await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
   logger().info({ shop }, "settings saved");
   // Another tracker mode: the storefront gets its snippet now (never throws; retried if it fails).
-  if (before.trackerMode !== settings.trackerMode) await (await import("../storefront/tracker.server")).syncTracker(shop);
+  if (before.trackerMode !== settings.trackerMode) await syncTracker(shop);
   return { ok: true, settings };
 }

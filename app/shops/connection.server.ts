@@ -130,8 +130,6 @@ export async function connectShop(
   await prisma().shop.upsert({ where: { domain }, create: { domain, ...data }, update: data });
   clients.delete(domain);
   logger().info({ shop: domain, accountId: account.id }, "shop connected");
-  // The storefront tracker of this account (never throws; a failure is retried by the worker).
-  await (await import("../storefront/tracker.server")).syncTracker(domain);
   if (!before?.connectedAt && input.importHistory !== false) await startHistoryBackfill(domain);
   return connected;
 }
@@ -157,8 +155,6 @@ export async function disconnectShop(domain: string): Promise<void> {
   });
   clients.delete(domain);
   logger().info({ shop: domain }, "shop disconnected: key forgotten");
-  // The storefront stops loading this account's tracker (best effort, never throws).
-  await (await import("../storefront/tracker.server")).removeTracker(domain);
 }
 
 /** The stored account summary, or null (not connected, or stored by an older version). */

@@ -3,6 +3,7 @@ import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import type { WebsiteTracker } from "../services/marketing/schemas";
 import { serviceClientFor } from "../shops/connection.server";
+import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { decryptSecret } from "../shops/secrets.server";
 import { parseSettings } from "../sync/settings";
 import { adminGraphql } from "./admin.server";
@@ -11,8 +12,9 @@ import { pruneRateWindows, pruneStorefrontCarts } from "./rate-limit.server";
 
 /**
  * The tracker snippet on the storefront: fetched from the service (GET /api/account/website-tracker
- * /{mode}) and written to the app-data metafield the theme app embed reads. Runs on connect, on a
- * tracker-mode change, and daily from the worker (refreshDueTrackers). The entry: syncTracker.
+ * /{mode}) and written to the app-data metafield the theme app embed reads. Runs on connect (the
+ * admin's connection action), on a tracker-mode change, and daily from the worker
+ * (refreshDueTrackers, which also picks up connected shops it has never published). Entry: syncTracker.
  */
 
 /** What the metafield holds (type json); the Liquid block reads `.mode` and `.snippet`. */
@@ -158,12 +160,20 @@ async function recordSync(shop: string, r: { mode: string | null; error: string 
  * refreshes it. Returns the number refreshed (0 or 1).
  */
 export async function refreshDueTrackers(workerId: string): Promise<number> {
+  // Connected shops the storefront does not know yet (connected before it existed, or outside the
+  // admin) are enrolled, due at once.
+  await database().sql.query(
+    `INSERT INTO "StorefrontState" (shop, "nextSyncAt", "updatedAt")
+     SELECT s.domain, now(), now() FROM "Shop" s
+      WHERE ${canReceiveDeliveriesSql("s")} AND NOT EXISTS (SELECT 1 FROM "StorefrontState" t WHERE t.shop = s.domain)
+     ON CONFLICT (shop) DO NOTHING`,
+  );
   const [claimed] = await database().sql.query<{ shop: string }>(
     `UPDATE "StorefrontState" SET "lockedBy" = $1, "lockedUntil" = now() + ($2::int * interval '1 millisecond')
       WHERE shop = (
         SELECT t.shop FROM "StorefrontState" t JOIN "Shop" s ON s.domain = t.shop
          WHERE t."nextSyncAt" <= now() AND (t."lockedUntil" IS NULL OR t."lockedUntil" < now())
-           AND s."serviceKeyEnc" IS NOT NULL AND s."pausedAt" IS NULL AND s."uninstalledAt" IS NULL
+           AND ${canReceiveDeliveriesSql("s")}
          ORDER BY t."nextSyncAt" LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
       RETURNING shop`,
     [workerId, STOREFRONT_POLICY.trackerLeaseMs],

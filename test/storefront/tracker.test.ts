@@ -76,6 +76,16 @@ describeEachDatabase("the storefront tracker", (database) => {
       expect(await refreshDueTrackers("worker-a")).toBe(0);
     });
 
+    it("a shop connected without the admin (before the storefront existed, say) is published by the worker", async () => {
+      const other = `tracker-late-${database}.myshopify.com`;
+      expect((await openPage(h.app.url, other, "/app")).status).toBe(200);
+      await h.connect(other);
+      expect(storefrontAdmin(h.app.admin).metafields(other).get("marketing_sync.tracker")).toBeUndefined();
+      expect(await refreshDueTrackers("worker-a")).toBe(1);
+      expect(JSON.parse(storefrontAdmin(h.app.admin).metafields(other).get("marketing_sync.tracker")!.value)).toMatchObject({ mode: "modern" });
+      expect(await refreshDueTrackers("worker-a")).toBe(0);
+    });
+
     it("a service outage during a refresh keeps the published snippet and retries later", async () => {
       const published = metafield()!.value;
       await h.app.db.prisma.storefrontState.update({ where: { shop: SHOP }, data: { nextSyncAt: new Date(Date.now() - 1000) } });
