@@ -43,6 +43,14 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       expect(forged.status).toBe(400);
     });
 
+    it("a logged-in customer the webhooks never told us about falls back to the tracker's visitor id", async () => {
+      const res = await postProxyEvent(h.app.url, signedProxyQuery({ shop, loggedInCustomerId: "777" }), productViewed("vid-777"));
+      expect(res.status).toBe(202);
+      await h.settle();
+      expect(sentTo("/api/events/product/viewed").at(-1)?.body).toMatchObject({ referenceId: "vid-777" });
+      expect((await fetch(`${h.app.url}/proxy/events?${signedProxyQuery({ shop })}`)).status).toBe(405);
+    });
+
     it("cart events: the first for a cart is cart/created, the next cart/updated; the cart key never leaves", async () => {
       const q = () => signedProxyQuery({ shop });
       expect((await postProxyEvent(h.app.url, q(), cartEvent("product_added_to_cart", "vid-cart", "tok-1"))).status).toBe(202);
