@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConnectionError, connectShop, disconnectShop } from "../shops/connection.server";
+import { removeTracker, syncTracker } from "../storefront/tracker.server";
 import { fieldErrors } from "./forms";
 
 const connectFormSchema = z.object({
@@ -21,12 +22,14 @@ export async function connectionAction(shop: string, form: FormData): Promise<Co
   const at = Date.now();
   if (form.get("intent") === "disconnect") {
     await disconnectShop(shop);
+    await removeTracker(shop); // the storefront stops loading this account's tracker (best effort)
     return { ok: true, toast: "Disconnected: nothing more is sent to the marketing service", at };
   }
   const parsed = connectFormSchema.safeParse({ apiKey: form.get("apiKey") ?? undefined });
   if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error), at };
   try {
     const account = await connectShop(shop, { apiKey: parsed.data.apiKey });
+    await syncTracker(shop); // this account's tracker on the storefront (never throws; the worker retries)
     return { ok: true, toast: `Connected to ${account.company ?? account.email}`, at };
   } catch (error) {
     if (error instanceof ConnectionError) return { ok: false, errors: { apiKey: error.message }, reason: error.reason, at };

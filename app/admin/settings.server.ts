@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { syncTracker } from "../storefront/tracker.server";
 import { defaultSettings, parseSettings, shopSettingsSchema, type ShopSettings } from "../sync/settings";
 import { fieldErrors } from "./forms";
 
@@ -43,7 +44,10 @@ export async function saveSettings(shop: string, form: FormData): Promise<SaveSe
   const parsed = settingsFormSchema.safeParse(input);
   if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error) };
   const settings = shopSettingsSchema.parse(parsed.data);
+  const before = await loadSettings(shop);
   await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
   logger().info({ shop }, "settings saved");
+  // Another tracker mode: the storefront gets its snippet now (never throws; retried if it fails).
+  if (before.trackerMode !== settings.trackerMode) await syncTracker(shop);
   return { ok: true, settings };
 }

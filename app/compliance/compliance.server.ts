@@ -222,6 +222,8 @@ export const SHOP_TABLES = [
   ["CompletedCheckout", "shop"],
   ["ObjectState", "shop"],
   ["SyncCounter", "shop"],
+  ["StorefrontState", "shop"],
+  ["StorefrontRateWindow", "shop"],
   ["WebhookDelivery", "shop"],
   ["Session", "shop"],
   ["Shop", "domain"],

@@ -4,6 +4,7 @@ import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { runBackfillStep } from "../backfill/backfill.server";
+import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
 import { deliverCalls } from "./deliver.server";
 import { planDeliveries } from "./plan.server";
@@ -53,6 +54,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     ]);
     const fired = await fireDueTimers(id, await yieldToWebhooks(policy));
     const imported = await runBackfillStep(id, await yieldToWebhooks(policy));
+    await storefrontStep(id); // the daily tracker refresh (app/storefront); not counted as queue work
     if (database().kind === "pglite" && Date.now() - lastAnalyze > policy.analyzeEveryMs) {
       lastAnalyze = Date.now();
       await database().sql.exec(`ANALYZE "WebhookDelivery", "OutboundCall", "AbandonmentTimer"`);

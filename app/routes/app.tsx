@@ -27,6 +27,7 @@ const TITLES: Record<string, string> = {
   "/app/campaigns": "Campaigns",
   "/app/templates": "Templates",
   "/app/people": "People",
+  "/app/storefront": "Storefront",
 };
 
 export default function AppLayout() {
@@ -55,6 +56,7 @@ export default function AppLayout() {
         <Link to="/app/campaigns">Campaigns</Link>
         <Link to="/app/templates">Templates</Link>
         <Link to="/app/people">People</Link>
+        <Link to="/app/storefront">Storefront</Link>
       </NavMenu>
       <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
         {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}

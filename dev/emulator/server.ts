@@ -14,6 +14,7 @@ import {
   type PersonRec,
   type StoredEvent,
 } from "./service";
+import { trackerRoute, type TrackerHit } from "./tracker";
 
 export type { CreateAccountOptions, PersonRec, StoredEvent, CampaignState } from "./service";
 
@@ -81,13 +82,22 @@ export interface Emulator {
   advanceCampaign(campaignId: number, to: CampaignState): void;
   updateAccount(accountId: number, patch: Partial<Pick<AccountRec, "status" | "doubleOptIn" | "sendingLimitRemaining" | "upgradeRequired" | "verifiedDomains" | "company">>): void;
   defineSegment(name: string, emails: string[], accountId?: number, id?: string): string;
+  /** Page events the tracker script posted (only with `trackerScripts: true`). */
+  readonly trackerHits: TrackerHit[];
   close(): Promise<void>;
 }
 
 const MAX_BODY_BYTES = 1_000_000;
 const DEFAULT_KEY = "mk_live_default_emulator_key_0001";
 
-export async function startEmulator(options: { port?: number; host?: string } = {}): Promise<Emulator> {
+export async function startEmulator(
+  options: {
+    port?: number;
+    host?: string;
+    /** Serve the tracker script at /tracker/*.js and point the snippet there (browser tests, no CDN). */
+    trackerScripts?: boolean;
+  } = {},
+): Promise<Emulator> {
   const host = options.host ?? "127.0.0.1";
   let state = new ServiceState();
   let defaultAccountId = state.createAccount({ doubleOptIn: true, company: "Default Shop", email: "owner@default-shop.example" }, DEFAULT_KEY).accountId;
@@ -95,6 +105,13 @@ export async function startEmulator(options: { port?: number; host?: string } = 
   let faults: Faults = {};
   let seq = 1;
   let baseUrl = "";
+  const trackerHits: TrackerHit[] = [];
+  const recordHit = (hit: Omit<TrackerHit, "at">) => {
+    if (!state.accounts.has(hit.accountId)) return false;
+    trackerHits.push({ at: new Date().toISOString(), ...hit });
+    state.account(hit.accountId).lastEventTrackedAt = Math.floor(Date.now() / 1000);
+    return true;
+  };
 
   const applyBehaviour = () => {
     state.behaviour = {
@@ -150,6 +167,7 @@ export async function startEmulator(options: { port?: number; host?: string } = 
     const generation = state; // a reset() while this request waits must not let it touch the new state
     const { raw, tooLarge } = await readBody(req);
     if (url.pathname.startsWith("/__emulator/")) return control(url, req.method ?? "GET", raw, res);
+    if (options.trackerScripts && trackerRoute(url.pathname, req.method ?? "GET", raw, res, recordHit)) return;
     if (!url.pathname.startsWith("/api/") && url.pathname !== "/api") return send(res, 404, { message: "Not Found" });
 
     let body: unknown = undefined;
@@ -312,6 +330,10 @@ export async function startEmulator(options: { port?: number; host?: string } = 
   });
   const addr = server.address() as AddressInfo;
   baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
+  const useOwnTracker = () => {
+    if (options.trackerScripts) state.trackerBase = `${baseUrl}/tracker`;
+  };
+  useOwnTracker();
 
   const findPerson = (email: string, accountId?: number) => {
     const p = state.findPerson(accountId ?? defaultAccountId, email);
@@ -342,6 +364,8 @@ export async function startEmulator(options: { port?: number; host?: string } = 
       requests = [];
       faults = {};
       applyBehaviour();
+      useOwnTracker();
+      trackerHits.length = 0;
     },
     get faults() {
       return faults;
@@ -390,6 +414,9 @@ export async function startEmulator(options: { port?: number; host?: string } = 
       const segId = id ?? String(acc.segments.size + 1);
       acc.segments.set(segId, { id: segId, name, emails: new Set(emails.map((e) => e.toLowerCase())) });
       return segId;
+    },
+    get trackerHits() {
+      return trackerHits;
     },
     close: () =>
       new Promise<void>((resolve) => {

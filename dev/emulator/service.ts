@@ -273,6 +273,8 @@ export class ServiceState {
   /** eventUuid from POST /api/people → person */
   eventUuids = new Map<string, { accountId: number; personId: number }>();
   behaviour: BehaviourFaults = {};
+  /** Where the snippet's scripts come from (the emulator's own /tracker when it serves them). */
+  trackerBase = "https://cdn.marketing.example/tracker";
   private seq = { account: 100, person: 1000, campaign: 1, template: 1, email: 1 };
 
   constructor() {
@@ -1035,7 +1037,7 @@ export class ServiceState {
   private websiteTracker({ acc }: Ctx, mode: string | undefined): ApiResponse {
     const m = mode ?? "modern";
     if (!["modern", "legacy", "compat"].includes(m)) return invalid({ mode: ["The selected mode is invalid."] }, acc.id);
-    const cdn = "https://cdn.marketing.example/tracker";
+    const cdn = this.trackerBase;
     const modern = `<script type="module" src="${cdn}/modern.js" data-account="${acc.id}" async></script>`;
     const legacy = `<script src="${cdn}/legacy.js" data-account="${acc.id}" async></script>`;
     const snippet =

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jwtVerify } from "jose";
+import { installStorefrontResolvers } from "./fake-storefront";
 
 /**
  * A small fake of the Shopify Admin API for tests and the demo: OAuth token exchange and
@@ -165,7 +166,7 @@ export async function startFakeAdmin(
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   server.unref();
   const { port } = server.address() as AddressInfo;
-  return {
+  const admin: FakeAdmin = {
     url: `http://127.0.0.1:${port}`,
     calls,
     tokens,
@@ -179,6 +180,8 @@ export async function startFakeAdmin(
         server.close(() => resolve());
       }),
   };
+  installStorefrontResolvers(admin);
+  return admin;
 }
 
 /**

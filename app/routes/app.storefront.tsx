@@ -1,0 +1,129 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, Link as RemixLink, useLoaderData, useNavigation, useActionData } from "@remix-run/react";
+import { Badge, Banner, BlockStack, Button, Card, InlineStack, Layout, List, Page, Text } from "@shopify/polaris";
+import { formatNumber, formatWhen, PageError, useToast } from "~/admin/ui";
+import { authenticate } from "~/shopify.server";
+import { storefrontOverview, type EmbedState } from "~/storefront/onboarding.server";
+import { syncTracker } from "~/storefront/tracker.server";
+
+export const loader = async ({ request }: LoaderFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  return storefrontOverview(session.shop);
+};
+
+export const action = async ({ request }: ActionFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  const result = await syncTracker(session.shop);
+  return result.status === "synced"
+    ? { ok: true as const, toast: "Tracker published to your storefront", at: Date.now() }
+    : { ok: false as const, toast: "The tracker could not be published", error: true, at: Date.now() };
+};
+
+const EMBED: Record<EmbedState, { tone: "success" | "attention" | "critical" | undefined; label: string; help: string }> = {
+  enabled: { tone: "success", label: "On", help: "The tracker embed is on in your live theme." },
+  disabled: { tone: "attention", label: "Off", help: "The tracker embed was added to your live theme but is switched off." },
+  not_added: { tone: "critical", label: "Not added", help: "Your live theme does not load the tracker yet." },
+  unknown: { tone: undefined, label: "Unknown", help: "We could not read your live theme just now." },
+};
+
+export default function Storefront() {
+  const o = useLoaderData<typeof loader>();
+  const navigation = useNavigation();
+  useToast(useActionData<typeof action>());
+  const embed = EMBED[o.embed.state];
+  return (
+    <Page title="Storefront" subtitle="The tracker on your online store and the browsing events it adds">
+      <Layout>
+        {!o.connected && (
+          <Layout.Section>
+            <Banner tone="warning" title="Not connected">
+              <p>
+                Connect your marketing account first (<RemixLink to="/app/connection">Connection</RemixLink>): the tracker comes from it.
+              </p>
+            </Banner>
+          </Layout.Section>
+        )}
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <InlineStack gap="200" blockAlign="center">
+                <Text as="h2" variant="headingMd">
+                  Tracker embed in your theme
+                </Text>
+                <Badge tone={embed.tone}>{embed.label}</Badge>
+              </InlineStack>
+              <Text as="p">
+                {embed.help}
+                {o.embed.themeName ? ` Live theme: ${o.embed.themeName}.` : ""}
+              </Text>
+              {o.embed.state !== "enabled" && (
+                <BlockStack gap="200">
+                  <Text as="p" tone="subdued">
+                    The theme editor opens with the Marketing tracker switched on under App embeds: click Save there.
+                  </Text>
+                  <InlineStack>
+                    <Button variant="primary" url={o.embed.activateUrl} target="_blank">
+                      Turn on the tracker embed
+                    </Button>
+                  </InlineStack>
+                </BlockStack>
+              )}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <Text as="h2" variant="headingMd">
+                Tracker
+              </Text>
+              <List>
+                <List.Item>Mode: {o.tracker.mode} (change it in Settings)</List.Item>
+                <List.Item>
+                  Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt)} (${o.tracker.publishedMode})` : "not yet"}
+                </List.Item>
+                <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt) : "none yet"}</List.Item>
+              </List>
+              {o.tracker.syncError && (
+                <Banner tone="warning" title="The tracker could not be published">
+                  <p>It is tried again automatically. {o.tracker.syncError}</p>
+                </Banner>
+              )}
+              <Form method="post">
+                <Button submit disabled={!o.connected} loading={navigation.state === "submitting"}>
+                  Publish the tracker now
+                </Button>
+              </Form>
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <InlineStack gap="200" blockAlign="center">
+                <Text as="h2" variant="headingMd">
+                  Storefront events
+                </Text>
+                <Badge tone={o.events.enabled ? "success" : undefined}>{o.events.enabled ? "On" : "Off"}</Badge>
+              </InlineStack>
+              <Text as="p">
+                Product viewed, added to cart, cart viewed and checkout started, from visitors who allow analytics and marketing.
+              </Text>
+              <List>
+                <List.Item>Sent to your marketing account: {formatNumber(o.events.queued)}</List.Item>
+                <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>
+                <List.Item>Not sent (events off or not connected): {formatNumber(o.events.ignored)}</List.Item>
+                <List.Item>Refused (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
+                <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt) : "none yet"}</List.Item>
+              </List>
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+      </Layout>
+    </Page>
+  );
+}
+
+export function ErrorBoundary() {
+  return <PageError title="Storefront" />;
+}

@@ -1,0 +1,24 @@
+/** Every number of the storefront in one place (app/storefront). */
+export const STOREFRONT_POLICY = {
+  /** A storefront event body larger than this is refused (400) before it is parsed. */
+  maxEventBytes: 16 * 1024,
+  /**
+   * Fixed-window rate limit per visitor, counted in the database (StorefrontRateWindow), so the
+   * limit holds across every app process on one PostgreSQL rather than multiplying with them.
+   */
+  rateWindowMs: 60_000,
+  eventsPerVisitorPerWindow: 30,
+  /** The tracker snippet in the metafield is refreshed this often by the worker. */
+  trackerRefreshMs: 24 * 3_600_000,
+  /** After a failed refresh (service or Admin API down), try again this much later. */
+  trackerRetryMs: 15 * 60_000,
+  /** One worker holds a shop's refresh this long (longer than the two calls' timeouts). */
+  trackerLeaseMs: 2 * 60_000,
+  /** The metafield the theme app embed reads (`app.metafields.marketing_sync.tracker`). */
+  metafieldNamespace: "marketing_sync",
+  metafieldKey: "tracker",
+  /** The theme app embed block (extensions/marketing-sync-theme/blocks/tracker-embed.liquid). */
+  embedBlockHandle: "tracker-embed",
+  /** Where the storefront reaches the app: `/{prefix}/{subpath}` of [app_proxy] in shopify.app.toml. */
+  appProxyPath: "/apps/marketing-sync",
+} as const;

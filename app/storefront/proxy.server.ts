@@ -1,0 +1,59 @@
+import { logger } from "../logger.server";
+import { authenticate } from "../shopify.server";
+import { STOREFRONT_POLICY } from "./policy";
+import { receiveStorefrontEvent } from "./events.server";
+
+/**
+ * The app proxy's storefront-event endpoint (POST /apps/marketing-sync/events on the shop, which
+ * Shopify forwards, signed, to /proxy/events): signature → 401, body bound and zod → 400,
+ * per-visitor rate limit → 429, then the event is queued. The route's one entry.
+ */
+export async function handleProxyEvent(request: Request): Promise<Response> {
+  try {
+    // Shopify's own check of the proxy signature (query params, timestamp within 90 s).
+    await authenticate.public.appProxy(request);
+  } catch (error) {
+    if (error instanceof Response) return json(401, { error: "Invalid or missing app proxy signature" });
+    throw error;
+  }
+  const url = new URL(request.url);
+  const shop = url.searchParams.get("shop") ?? "";
+  const body = await readLimited(request, STOREFRONT_POLICY.maxEventBytes);
+  if (body === null) {
+    logger().warn({ shop }, "storefront event refused: body too large");
+    return json(400, { error: `Body larger than ${STOREFRONT_POLICY.maxEventBytes} bytes` }, { connection: "close" });
+  }
+  const outcome = await receiveStorefrontEvent({
+    shop,
+    loggedInCustomerId: url.searchParams.get("logged_in_customer_id") || null,
+    rawBody: body,
+    clientIp: request.headers.get("x-forwarded-for")?.split(",")[0]?.trim().slice(0, 64) || null,
+  });
+  if (outcome.status === 400) logger().info({ shop, error: outcome.body.error }, "storefront event refused");
+  return json(outcome.status, outcome.body, outcome.status === 429 ? { "retry-after": String(outcome.retryAfterSeconds) } : {});
+}
+
+/** The body as text, or null past `limit` bytes (declared or streamed): a flood of bytes is cut short. */
+async function readLimited(request: Request, limit: number): Promise<string | null> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) return null;
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  // No-store: answers differ per visitor and must not be cached by the proxy.
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+}

@@ -1,0 +1,230 @@
+import { z } from "zod";
+import { database, prisma } from "../db.server";
+import { logger } from "../logger.server";
+import type { WebsiteTracker } from "../services/marketing/schemas";
+import { serviceClientFor } from "../shops/connection.server";
+import { canReceiveDeliveriesSql } from "../shops/eligibility";
+import { decryptSecret } from "../shops/secrets.server";
+import { parseSettings } from "../sync/settings";
+import { adminGraphql } from "./admin.server";
+import { STOREFRONT_POLICY } from "./policy";
+import { pruneRateWindows, pruneStorefrontCarts } from "./rate-limit.server";
+
+/**
+ * The tracker snippet on the storefront: fetched from the service (GET /api/account/website-tracker
+ * /{mode}) and written to the app-data metafield the theme app embed reads. Runs on connect (the
+ * admin's connection action), on a tracker-mode change, and daily from the worker
+ * (refreshDueTrackers, which also picks up connected shops it has never published). Entry: syncTracker.
+ */
+
+/** What the metafield holds (type json); the Liquid block reads `.mode` and `.snippet`. */
+export const trackerMetafieldSchema = z.strictObject({
+  mode: z.enum(["modern", "legacy", "compat"]),
+  snippet: z.string().min(1).max(60_000),
+  syncedAt: z.string(),
+});
+export type TrackerMetafield = z.infer<typeof trackerMetafieldSchema>;
+
+export class UnsafeSnippet extends Error {}
+
+/**
+ * The metafield value for a snippet. Refused: a snippet that contains the API key (it would
+ * reach every visitor) or that could close the block's <template> early.
+ */
+export function trackerMetafieldValue(tracker: Pick<WebsiteTracker, "mode" | "snippet">, apiKey: string, now = new Date()): TrackerMetafield {
+  if (apiKey && tracker.snippet.includes(apiKey)) throw new UnsafeSnippet("the tracker snippet contains the API key: not published");
+  if (/<\/template/i.test(tracker.snippet)) throw new UnsafeSnippet("the tracker snippet contains </template>: not published");
+  return trackerMetafieldSchema.parse({ mode: tracker.mode, snippet: tracker.snippet.trim(), syncedAt: now.toISOString() });
+}
+
+const INSTALLATION_QUERY = `#graphql
+  query MarketingSyncInstallation { currentAppInstallation { id } }`;
+const installationSchema = z.object({ data: z.object({ currentAppInstallation: z.object({ id: z.string().min(1) }) }) });
+
+const METAFIELDS_SET = `#graphql
+  mutation MarketingSyncTracker($metafields: [MetafieldsSetInput!]!) {
+    metafieldsSet(metafields: $metafields) { metafields { id } userErrors { field message } }
+  }`;
+const metafieldsSetSchema = z.object({
+  data: z.object({
+    metafieldsSet: z.object({
+      metafields: z.array(z.object({ id: z.string() })).nullish(),
+      userErrors: z.array(z.object({ message: z.string() })),
+    }),
+  }),
+});
+
+const METAFIELDS_DELETE = `#graphql
+  mutation MarketingSyncTrackerDelete($metafields: [MetafieldIdentifierInput!]!) {
+    metafieldsDelete(metafields: $metafields) { userErrors { field message } }
+  }`;
+
+const WEB_PIXEL_CREATE = `#graphql
+  mutation MarketingSyncWebPixel($settings: JSON!) {
+    webPixelCreate(webPixel: { settings: $settings }) { webPixel { id } userErrors { code field message } }
+  }`;
+const webPixelCreateSchema = z.object({
+  data: z.object({
+    webPixelCreate: z.object({
+      webPixel: z.object({ id: z.string() }).nullish(),
+      userErrors: z.array(z.object({ code: z.string().nullish(), message: z.string() })),
+    }),
+  }),
+});
+
+/** The web pixel extension runs on a shop only once the app has created it there; TAKEN: it has. */
+async function ensureWebPixel(shop: string): Promise<void> {
+  const answer = await adminGraphql(shop, WEB_PIXEL_CREATE, { settings: JSON.stringify({ proxyPath: STOREFRONT_POLICY.appProxyPath }) }, webPixelCreateSchema);
+  const errors = answer.data.webPixelCreate.userErrors.filter((e) => e.code !== "TAKEN");
+  if (errors.length) throw new Error(`webPixelCreate: ${errors.map((e) => e.message).join("; ")}`);
+}
+
+export type TrackerSyncResult =
+  | { status: "synced"; mode: TrackerMetafield["mode"]; lastEventTrackedAt: number | null }
+  | { status: "skipped"; reason: "not_connected" }
+  | { status: "failed"; error: string };
+
+/**
+ * Fetches the snippet for the shop's tracker mode and writes it to the metafield. Never throws:
+ * a failure is recorded (the admin shows it) and retried by the worker later.
+ */
+export async function syncTracker(shop: string): Promise<TrackerSyncResult> {
+  try {
+    const row = await prisma().shop.findUnique({ where: { domain: shop }, select: { settings: true, serviceKeyEnc: true } });
+    const client = await serviceClientFor(shop);
+    if (!client || !row?.serviceKeyEnc) return { status: "skipped", reason: "not_connected" };
+    // The Admin API first: without an offline session (never installed) the service is not asked.
+    const installation = await adminGraphql(shop, INSTALLATION_QUERY, {}, installationSchema);
+    const mode = parseSettings(row.settings ?? {}).trackerMode;
+    const tracker = await client.websiteTracker(mode);
+    const value = trackerMetafieldValue({ mode, snippet: tracker.snippet }, decryptSecret(row.serviceKeyEnc, shop));
+    const answer = await adminGraphql(
+      shop,
+      METAFIELDS_SET,
+      {
+        metafields: [
+          {
+            ownerId: installation.data.currentAppInstallation.id,
+            namespace: STOREFRONT_POLICY.metafieldNamespace,
+            key: STOREFRONT_POLICY.metafieldKey,
+            type: "json",
+            value: JSON.stringify(value),
+          },
+        ],
+      },
+      metafieldsSetSchema,
+    );
+    const errors = answer.data.metafieldsSet.userErrors;
+    if (errors.length) throw new Error(`metafieldsSet: ${errors.map((e) => e.message).join("; ")}`);
+    await ensureWebPixel(shop);
+    await recordSync(shop, { mode, error: null, nextInMs: STOREFRONT_POLICY.trackerRefreshMs });
+    logger().info({ shop, mode }, "tracker snippet published to the storefront");
+    return { status: "synced", mode, lastEventTrackedAt: tracker.lastEventTrackedAt };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await recordSync(shop, { mode: null, error: message.slice(0, 500), nextInMs: STOREFRONT_POLICY.trackerRetryMs }).catch(() => {});
+    logger().warn({ shop, err: message }, "tracker snippet not published; will retry");
+    return { status: "failed", error: message };
+  }
+}
+
+/** On disconnect: the storefront stops loading the old account's tracker. Best effort. */
+export async function removeTracker(shop: string): Promise<void> {
+  try {
+    const installation = await adminGraphql(shop, INSTALLATION_QUERY, {}, installationSchema);
+    await adminGraphql(
+      shop,
+      METAFIELDS_DELETE,
+      { metafields: [{ ownerId: installation.data.currentAppInstallation.id, namespace: STOREFRONT_POLICY.metafieldNamespace, key: STOREFRONT_POLICY.metafieldKey }] },
+      z.unknown(),
+    );
+    await prisma().storefrontState.updateMany({ where: { shop }, data: { trackerMode: null, trackerSyncedAt: null } });
+  } catch (error) {
+    logger().warn({ shop, err: error instanceof Error ? error.message : String(error) }, "tracker snippet not removed");
+  }
+}
+
+async function recordSync(shop: string, r: { mode: string | null; error: string | null; nextInMs: number }): Promise<void> {
+  const next = new Date(Date.now() + r.nextInMs);
+  const synced = r.error === null ? { trackerMode: r.mode, trackerSyncedAt: new Date() } : {};
+  await prisma().storefrontState.upsert({
+    where: { shop },
+    create: { shop, ...synced, trackerSyncError: r.error, nextSyncAt: next },
+    update: { ...synced, trackerSyncError: r.error, nextSyncAt: next, lockedBy: null, lockedUntil: null },
+  });
+}
+
+/**
+ * The worker's daily refresh: claims at most one connected shop whose refresh is due (FOR UPDATE
+ * SKIP LOCKED with a lease, so many workers on one PostgreSQL never refresh a shop twice) and
+ * refreshes it. Returns the number refreshed (0 or 1).
+ */
+export async function refreshDueTrackers(workerId: string): Promise<number> {
+  // Connected shops the storefront does not know yet (connected before it existed, or outside the
+  // admin) are enrolled, due at once.
+  await database().sql.query(
+    `INSERT INTO "StorefrontState" (shop, "nextSyncAt", "updatedAt")
+     SELECT s.domain, now(), now() FROM "Shop" s
+      WHERE ${canReceiveDeliveriesSql("s")} AND NOT EXISTS (SELECT 1 FROM "StorefrontState" t WHERE t.shop = s.domain)
+     ON CONFLICT (shop) DO NOTHING`,
+  );
+  const [claimed] = await database().sql.query<{ shop: string }>(
+    `UPDATE "StorefrontState" SET "lockedBy" = $1, "lockedUntil" = now() + ($2::int * interval '1 millisecond')
+      WHERE shop = (
+        SELECT t.shop FROM "StorefrontState" t JOIN "Shop" s ON s.domain = t.shop
+         WHERE t."nextSyncAt" <= now() AND (t."lockedUntil" IS NULL OR t."lockedUntil" < now())
+           AND ${canReceiveDeliveriesSql("s")}
+         ORDER BY t."nextSyncAt" LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
+      RETURNING shop`,
+    [workerId, STOREFRONT_POLICY.trackerLeaseMs],
+  );
+  if (!claimed) return 0;
+  await syncTracker(claimed.shop);
+  return 1;
+}
+
+/** The tracker's state for the admin: what is published, and when the tracker last saw an event. */
+export async function trackerStatus(shop: string) {
+  const state = await prisma().storefrontState.findUnique({ where: { shop } });
+  let lastEventTrackedAt: number | null = null;
+  let serviceError: string | null = null;
+  const client = await serviceClientFor(shop);
+  if (client) {
+    try {
+      lastEventTrackedAt = (await client.websiteTracker(state?.trackerMode === "legacy" || state?.trackerMode === "compat" ? state.trackerMode : "modern")).lastEventTrackedAt;
+    } catch (error) {
+      serviceError = error instanceof Error ? error.message : String(error);
+    }
+  }
+  return {
+    publishedMode: state?.trackerMode ?? null,
+    publishedAt: state?.trackerSyncedAt?.toISOString() ?? null,
+    syncError: state?.trackerSyncError ?? null,
+    lastEventTrackedAt: lastEventTrackedAt === null ? null : new Date(lastEventTrackedAt * 1000).toISOString(),
+    serviceError,
+  };
+}
+
+let lastCheck = 0;
+let lastPrune = 0;
+
+/**
+ * The worker's storefront step: the due tracker refresh (looked for at most once a minute per
+ * process) and the hourly drop of ended rate-limit windows. Never throws.
+ */
+export async function storefrontStep(workerId: string): Promise<number> {
+  const now = Date.now();
+  if (now - lastCheck < 60_000) return 0;
+  lastCheck = now;
+  try {
+    if (now - lastPrune > 3_600_000) {
+      lastPrune = now;
+      await pruneRateWindows();
+      await pruneStorefrontCarts();
+    }
+    return await refreshDueTrackers(workerId);
+  } catch (error) {
+    logger().warn({ err: error instanceof Error ? error.message : String(error) }, "storefront step failed");
+    return 0;
+  }
+}

@@ -1,0 +1,49 @@
+import { createHmac } from "node:crypto";
+import { TEST_API_SECRET } from "../support/env";
+
+/**
+ * The query Shopify adds when it forwards a storefront request through the app proxy, signed as
+ * Shopify signs it: HMAC-SHA256 (hex) of the sorted `key=value` pairs joined with nothing.
+ */
+export function signedProxyQuery(params: { shop: string; loggedInCustomerId?: string; timestamp?: number; secret?: string }): URLSearchParams {
+  const query: Record<string, string> = {
+    shop: params.shop,
+    logged_in_customer_id: params.loggedInCustomerId ?? "",
+    path_prefix: "/apps/marketing-sync",
+    timestamp: String(params.timestamp ?? Math.floor(Date.now() / 1000)),
+  };
+  const message = Object.keys(query)
+    .sort()
+    .map((k) => `${k}=${query[k]}`)
+    .join("");
+  const signature = createHmac("sha256", params.secret ?? TEST_API_SECRET).update(message).digest("hex");
+  return new URLSearchParams({ ...query, signature });
+}
+
+/** POSTs a storefront event to the app proxy route as Shopify forwards it. */
+export function postProxyEvent(appUrl: string, query: URLSearchParams | string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${appUrl}/proxy/events?${query.toString()}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+export const productViewed = (visitorId?: string) => ({
+  event: "product_viewed",
+  ...(visitorId ? { visitorId } : {}),
+  url: "https://shop.example/products/red-scarf",
+  product: { id: "8001", variantId: "9001", title: "Red scarf", price: 25, currency: "USD", sku: "SCARF-R", vendor: "Knits" },
+});
+
+export const cartEvent = (event: string, visitorId: string, cartId: string, quantity = 1) => ({
+  event,
+  visitorId,
+  url: "https://shop.example/cart",
+  cart: {
+    id: `gid://shopify/Cart/${cartId}?key=secret-cart-key`,
+    currency: "USD",
+    total: 25 * quantity,
+    lines: [{ productId: "8001", variantId: "9001", title: "Red scarf", quantity, price: 25 }],
+  },
+});
