@@ -2,29 +2,16 @@
 // fake Admin's App Bridge stub: connect with a wrong key then a right one, change a setting, see a
 // dead letter and replay it, watch the health numbers move. Screenshots go to
 // test/browser/screenshots/ (git-ignored); LCP per page is printed, not asserted.
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, screenshotDir } from "./support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
 const SHOP = "browser-shop.myshopify.com";
-const SHOTS = path.join(import.meta.dirname, "screenshots");
+const SHOTS = screenshotDir("admin");
 
-function findChromium(): string {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const bin of ["chromium", "chromium-browser"]) {
-    try {
-      return execFileSync("sh", ["-c", `command -v ${bin}`], { encoding: "utf8" }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
-  throw new Error("Browser tests need Chromium and it is not installed: run scripts/ensure-chromium.sh (apt-get install chromium) or set CHROMIUM_PATH.");
-}
 
 let h: PipelineHarness;
 let browser: Browser;
@@ -61,11 +48,9 @@ const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}
 const lastToast = () => page.evaluate(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).at(-1));
 
 beforeAll(async () => {
-  const executablePath = findChromium();
-  for (const f of readdirSync(SHOTS)) if (f.endsWith(".png")) rmSync(path.join(SHOTS, f));
   h = await startPipelineHarness();
   h.startWorkers(1);
-  browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(10_000);

@@ -3,30 +3,17 @@
 // resolved with "Send anyway"; people search and a person's events. Screenshots go to
 // test/browser/screenshots/campaigns/ (git-ignored; a folder of their own, which the admin test's
 // clean-up of the top level leaves alone).
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, screenshotDir } from "./support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMarketingClient } from "~/services/marketing/client.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
 const SHOP = "browser-campaigns.myshopify.com";
-const SHOTS = path.join(import.meta.dirname, "screenshots", "campaigns");
+const SHOTS = screenshotDir("campaigns");
 
-function findChromium(): string {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const bin of ["chromium", "chromium-browser"]) {
-    try {
-      return execFileSync("sh", ["-c", `command -v ${bin}`], { encoding: "utf8" }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
-  throw new Error("Browser tests need Chromium and it is not installed: run scripts/ensure-chromium.sh (apt-get install chromium) or set CHROMIUM_PATH.");
-}
 
 let h: PipelineHarness;
 let browser: Browser;
@@ -52,13 +39,10 @@ const toasted = (text: string) =>
   page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).some((m) => m.startsWith(t)), text);
 
 beforeAll(async () => {
-  const executablePath = findChromium();
-  rmSync(SHOTS, { recursive: true, force: true });
-  mkdirSync(SHOTS, { recursive: true });
   h = await startPipelineHarness();
   h.app.admin.addShop({ domain: SHOP, ianaTimezone: "Europe/Paris" });
   h.app.admin.onGraphql("CustomerEmail", (_q, variables) => ({ customer: variables.id === "gid://shopify/Customer/501" ? { email: "ada@example.com" } : null }));
-  browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(10_000);

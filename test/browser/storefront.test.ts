@@ -3,12 +3,12 @@
 // also serves (no CDN). Shopify's Customer Privacy API is stood in for by a small stub on the page
 // that behaves as documented (loadFeatures, analyticsProcessingAllowed/marketingAllowed, the
 // visitorConsentCollected event). Load costs are printed, not asserted.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, screenshotDir } from "./support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMarketingClient } from "~/services/marketing/client.server";
 import { trackerMetafieldValue } from "~/storefront/tracker.server";
@@ -19,20 +19,8 @@ import { startPipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 import { renderEmbed, THEME_EXTENSION } from "../storefront/render";
 
-const SHOTS = path.join(import.meta.dirname, "screenshots");
+const SHOTS = screenshotDir("storefront");
 
-function findChromium(): string {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const bin of ["chromium", "chromium-browser"]) {
-    try {
-      return execFileSync("sh", ["-c", `command -v ${bin}`], { encoding: "utf8" }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
-  throw new Error("Browser tests need Chromium: run scripts/ensure-chromium.sh or set CHROMIUM_PATH.");
-}
 
 /** Shopify's storefront as far as the embed sees it: the Customer Privacy API, behind loadFeatures. */
 const PRIVACY_STUB = `<script>
@@ -85,7 +73,6 @@ let withEmbed = "";
 const cartUpdates: unknown[] = [];
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   emulator = await startEmulator({ port: 0, trackerScripts: true });
   // The snippet as the app publishes it: from the service, through the metafield value.
   const client = createMarketingClient({ baseUrl: emulator.url, apiKey: emulator.apiKey, retries: 0 });
@@ -115,7 +102,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: findChromium(), args: ["--no-sandbox"] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

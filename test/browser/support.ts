@@ -1,0 +1,31 @@
+// What every browser suite needs: Debian's Chromium (through playwright-core) and a folder of its
+// own for screenshots, emptied at the start so a reader sees only this run's pictures.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser } from "playwright-core";
+
+export function findChromium(): string {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  for (const bin of ["chromium", "chromium-browser"]) {
+    try {
+      return execFileSync("sh", ["-c", `command -v ${bin}`], { encoding: "utf8" }).trim();
+    } catch {
+      // try the next name
+    }
+  }
+  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
+  throw new Error("Browser tests need Chromium and it is not installed: run scripts/ensure-chromium.sh (apt-get install chromium) or set CHROMIUM_PATH.");
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: findChromium(), args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+}
+
+/** test/browser/screenshots/<suite>/ (git-ignored), empty. */
+export function screenshotDir(suite: string): string {
+  const dir = path.join(import.meta.dirname, "screenshots", suite);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
