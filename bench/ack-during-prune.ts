@@ -54,11 +54,14 @@ async function serveChild(o: ChildOptions): Promise<void> {
   applyTestEnv({ LOG_LEVEL: "silent", RUN_WORKER_IN_PROCESS: "false" });
   // The built app (one copy of every module, as in production): see app/server/runtime.server.ts.
   const app = (await import(pathToFileURL(path.resolve(import.meta.dirname, "../build/server/runtime.js")).href)) as typeof Runtime;
-  const { openDatabase, installDatabase, startHttpServer } = app;
-  const { pruneOldRows } = await import("../app/pipeline/retention.server");
+  // pruneOldRows from the build too: the source copy would see another database() and another
+  // webhook-priority state than the route it must give way to.
+  const { openDatabase, installDatabase, startHttpServer, pruneOldRows } = app;
   const db = openDatabase(o.db === "postgres" ? { kind: "postgres", url: o.dbUrl! } : { kind: "pglite", dataDir: o.pgliteDir! });
   await db.migrate();
   installDatabase(db);
+  // Deliveries are recorded only for an installed shop (otherwise every webhook is a cheap 404).
+  await db.sql.query(`INSERT INTO "Shop" (domain, "updatedAt") VALUES ($1, now()) ON CONFLICT DO NOTHING`, [SHOP]);
   const http = await startHttpServer({ build: app.serverBuild, clientDir: app.CLIENT_DIR, port: 0, host: "127.0.0.1" });
 
   const old = new Date(Date.now() - (RETENTION_DAYS + 10) * 86_400_000).toISOString();
