@@ -11,7 +11,7 @@ export const PIPELINE_POLICY = {
   /**
    * Deliveries planned per transaction. On PGlite a transaction holds the only connection, but
    * while webhooks arrive the worker plans 2 at a time (webhook-priority.server.ts); otherwise
-   * 64 halves the per-batch statements of 32 (~20 % less CPU per delivered call).
+   * 64 halves the per-batch statements of 32 (planning alone: ~800 → 900–1,070 deliveries/s).
    */
   planBatchSize: 64,
   /** Idle wait between polls when there is nothing to do. */
