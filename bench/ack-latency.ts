@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/ack-latency.ts [--rate 200] [--duration 15] [--warmup 3]
  *                                [--postgres | --no-postgres] [--worker both|on|off] [--pglite-memory]
+ *                                [--only pglite|postgres] [--cpu-prof DIR]
  *
  * Every target is served by its own child process (the load generator keeps its own core):
  *   bare       node:http route that reads the body, checks the HMAC (validHmac) and answers 200
@@ -16,8 +17,10 @@
  * (no coordinated omission). Only the requests scheduled after the warm-up are counted.
  */
 import { fork } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { Session } from "node:inspector/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { AddressInfo } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
@@ -53,12 +56,17 @@ interface ChildOptions {
   worker: boolean;
   emulatorUrl?: string;
   apiKey?: string;
+  /** Write a V8 CPU profile of the measured window here. */
+  cpuProfile?: string;
 }
 
 interface ChildStats {
   type: "stopped";
   rss: number;
   cpuMs: number;
+  /** Event-loop delay over the measured window (p99, max): how long the thread was held. */
+  loopP99Ms: number;
+  loopMaxMs: number;
   deliveries?: Record<string, number>;
   calls?: Record<string, number>;
 }
@@ -77,7 +85,7 @@ async function serveChild(o: ChildOptions): Promise<void> {
   const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
 
   let url: string;
-  let close: () => Promise<Omit<ChildStats, "type" | "rss" | "cpuMs">>;
+  let close: () => Promise<Pick<ChildStats, "deliveries" | "calls">>;
   if (o.target === "bare") {
     const { validHmac } = await import("../app/webhooks/receive.server");
     const server = createServer((req, res) => {
@@ -126,14 +134,32 @@ async function serveChild(o: ChildOptions): Promise<void> {
   }
   // CPU the server spends in the measured window: steadier than latency on a shared machine.
   let cpuAtMark = process.cpuUsage();
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const profiler = o.cpuProfile ? new Session() : undefined;
   process.on("message", (m: { type: string }) => {
-    if (m.type === "mark") cpuAtMark = process.cpuUsage();
+    if (m.type === "mark") {
+      cpuAtMark = process.cpuUsage();
+      loop.reset();
+      if (profiler) {
+        profiler.connect();
+        void profiler.post("Profiler.enable").then(() => profiler.post("Profiler.start"));
+      }
+    }
     if (m.type !== "stop") return;
     const cpu = process.cpuUsage(cpuAtMark);
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    void close().then((stats) => {
+    loop.disable();
+    const delay = { loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 };
+    const saved = profiler
+      ? profiler.post("Profiler.stop").then(({ profile }) => {
+          mkdirSync(o.cpuProfile!, { recursive: true });
+          writeFileSync(path.join(o.cpuProfile!, `ack-${o.db}-${o.worker ? "worker" : "no-worker"}.cpuprofile`), JSON.stringify(profile));
+        })
+      : Promise.resolve();
+    void saved.then(close).then((stats) => {
       clearInterval(rssTimer);
-      process.send!({ type: "stopped", rss: peakRss, cpuMs, ...stats } satisfies ChildStats, () => process.disconnect());
+      process.send!({ type: "stopped", rss: peakRss, cpuMs, ...delay, ...stats } satisfies ChildStats, () => process.disconnect());
     });
   });
   process.send!({ type: "ready", url });
@@ -256,6 +282,8 @@ async function main(): Promise<void> {
       "no-postgres": { type: "boolean", default: false },
       worker: { type: "string", default: "both" },
       "pglite-memory": { type: "boolean", default: false },
+      only: { type: "string" },
+      "cpu-prof": { type: "string" },
     },
   });
   const rate = Number(values.rate);
@@ -271,6 +299,7 @@ async function main(): Promise<void> {
   const runs: Run[] = [{ label: "bare node:http + HMAC", options: { target: "bare", worker: false } }];
   const databases: ("pglite" | "postgres")[] = adminUrl ? ["pglite", "postgres"] : ["pglite"];
   for (const db of databases) {
+    if (values.only && values.only !== db) continue;
     for (const worker of workerModes) {
       runs.push({ label: `app /webhooks, ${db === "pglite" ? "PGlite" : "PostgreSQL"}, worker ${worker ? "in-process" : "off"}`, options: { target: "app", db, worker } });
     }
@@ -284,7 +313,7 @@ async function main(): Promise<void> {
   try {
     for (const run of runs) {
       const requests = await prepareRequests(total);
-      const o: ChildOptions = { ...run.options, emulatorUrl: emulator?.url, apiKey: emulator?.apiKey };
+      const o: ChildOptions = { ...run.options, emulatorUrl: emulator?.url, apiKey: emulator?.apiKey, cpuProfile: values["cpu-prof"] && path.resolve(values["cpu-prof"]) };
       let pgDb: Awaited<ReturnType<typeof createBenchDatabase>> | undefined;
       if (o.db === "postgres") {
         pgDb = await createBenchDatabase(adminUrl!);
@@ -343,11 +372,12 @@ async function main(): Promise<void> {
   );
   console.log();
   printTable(
-    ["target", "max send lag ms", "server CPU ms/request", "server peak RSS", "deliveries at end", "service calls at end"],
+    ["target", "max send lag ms", "server CPU ms/request", "event loop delay p99 / max ms", "server peak RSS", "deliveries at end", "service calls at end"],
     rows.map(({ label, r, stats }) => [
       label,
       fmt(r.maxSendLagMs),
       fmt(stats.cpuMs / r.measured, 2),
+      `${fmt(stats.loopP99Ms)} / ${fmt(stats.loopMaxMs)}`,
       mib(stats.rss),
       stats.deliveries ? JSON.stringify(stats.deliveries) : "-",
       stats.calls ? JSON.stringify(stats.calls) : "-",

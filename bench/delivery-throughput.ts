@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/delivery-throughput.ts [--customers 3000] [--workers 1,4] [--concurrency 64]
  *                                        [--postgres | --no-postgres] [--pglite-memory] [--phases]
+ *                                        [--cpu-prof DIR] [--statements]
  *
  * For each target: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), N customers/create deliveries recorded through recordDelivery() (as the
@@ -10,7 +11,9 @@
  * (production policy, in this process, distinct ids) are started and timed until all are idle().
  * The ceiling is the emulator alone: the same requests the pipeline made, replayed over raw
  * keep-alive HTTP with `--concurrency` in flight. `--phases` adds a run that plans everything
- * first and then delivers, timing the two phases separately.
+ * first and then delivers, timing the two phases separately. `--cpu-prof DIR` writes a V8 CPU
+ * profile of this process for each delivery phase (open it in Chrome DevTools or speedscope);
+ * `--statements` prints the count and time of each kind of SQL statement the pipeline ran.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -21,6 +24,7 @@ import { applyTestEnv } from "../test/support/env";
 import {
   createBenchDatabase,
   fmt,
+  timeStatements,
   mib,
   postgresAdminUrl,
   printTable,
@@ -50,6 +54,8 @@ interface Row {
   recordSeconds: number;
   notDelivered: Record<string, number>;
   rss: number;
+  /** CPU of this process (workers, database client or PGlite) while delivering. */
+  cpuMs: number;
   goal: number | undefined;
   note?: string;
 }
@@ -64,6 +70,8 @@ async function main(): Promise<void> {
       "no-postgres": { type: "boolean", default: false },
       "pglite-memory": { type: "boolean", default: false },
       phases: { type: "boolean", default: false },
+      "cpu-prof": { type: "string" },
+      statements: { type: "boolean", default: false },
     },
   });
   const customers = Number(values.customers);
@@ -77,6 +85,7 @@ async function main(): Promise<void> {
   if (!adminUrl) console.log("PostgreSQL: not measured (no server answered)");
 
   const rows: Row[] = [];
+  const statementReports: { label: string; text: string }[] = [];
   const ceilings: { target: string; calls: number; seconds: number; errors: number }[] = [];
   const plans: { db: "pglite" | "postgres"; workers: number; phases?: boolean }[] = [{ db: "pglite", workers: 1 }];
   if (values.phases) plans.push({ db: "pglite", workers: 1, phases: true });
@@ -95,6 +104,7 @@ async function main(): Promise<void> {
     try {
       await db.migrate();
       installDatabase(db);
+      const statements = values.statements ? timeStatements(db) : undefined;
       const shop = `bench-delivery-${randomUUID().slice(0, 8)}.myshopify.com`;
       // Deliveries are recorded only for an installed shop: connect (which installs) first.
       await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
@@ -124,7 +134,10 @@ async function main(): Promise<void> {
       await emulator.clear(); // the connection check is not a delivery
 
       // 2. Deliver, timed.
+      statements?.reset();
       const rss = sampleRss();
+      const profiler = values["cpu-prof"] ? await startProfiler() : undefined;
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       let note: string | undefined;
       if (plan.phases) {
@@ -137,6 +150,7 @@ async function main(): Promise<void> {
           if (n === 0) break;
         }
         const t1 = performance.now();
+        if (statements) statementReports.push({ label: `${label} ${plan.phases ? "phases" : `${plan.workers} worker(s)`}`, text: statements.report() });
         let delivered = 0;
         for (let guard = 0; guard < 100_000; guard++) {
           const n = await deliverCalls(id, policy);
@@ -154,7 +168,10 @@ async function main(): Promise<void> {
         }
       }
       const seconds = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      if (statements) statementReports.push({ label: `${label} ${plan.phases ? "phases" : `${plan.workers} worker(s)`}`, text: statements.report() });
       const peak = rss.stop();
+      if (profiler) await profiler.stop(path.join(values["cpu-prof"]!, `delivery-${plan.db}-${plan.phases ? "phases" : plan.workers}.cpuprofile`));
 
       const counts = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
       const calls = counts.find((c) => c.status === "delivered")?.n ?? 0;
@@ -170,6 +187,7 @@ async function main(): Promise<void> {
         recordSeconds,
         notDelivered,
         rss: peak,
+        cpuMs: (cpu.user + cpu.system) / 1000,
         goal: TARGETS[plan.db],
         note,
       });
@@ -192,7 +210,7 @@ async function main(): Promise<void> {
 
   console.log();
   printTable(
-    ["target", "workers", "deliveries", "calls", "seconds", "calls/s", "goal", "met", "peak RSS", "record s", "not delivered"],
+    ["target", "workers", "deliveries", "calls", "seconds", "calls/s", "goal", "met", "CPU ms/call", "peak RSS", "record s", "not delivered"],
     [
       ...rows.map((r) => [
         r.target,
@@ -203,16 +221,36 @@ async function main(): Promise<void> {
         fmt(r.calls / r.seconds, 0),
         r.goal ? `≥ ${r.goal}/s` : "-",
         r.goal ? (r.calls / r.seconds >= r.goal ? "ok" : "MISS") : "-",
+        r.calls ? fmt(r.cpuMs / r.calls, 3) : "-",
         mib(r.rss),
         fmt(r.recordSeconds, 2),
         Object.keys(r.notDelivered).length ? JSON.stringify(r.notDelivered) : "0",
       ]),
-      ...ceilings.map((c) => [c.target, `${concurrency} in flight`, "-", c.calls, fmt(c.seconds, 2), fmt(c.calls / c.seconds, 0), "ceiling", "-", "-", "-", c.errors ? `${c.errors} errors` : "0"]),
+      ...ceilings.map((c) => [c.target, `${concurrency} in flight`, "-", c.calls, fmt(c.seconds, 2), fmt(c.calls / c.seconds, 0), "ceiling", "-", "-", "-", "-", c.errors ? `${c.errors} errors` : "0"]),
     ],
   );
   for (const r of rows.filter((x) => x.note)) console.log(`  ${r.target} ${r.workers}: ${r.note}`);
+  for (const r of statementReports) console.log(`\nstatements, ${r.label} (time from call to answer: includes waiting for the connection):\n${r.text}`);
   console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
   console.log("\nseconds = workers started → all idle() (deliveries were all queued before); calls = OutboundCall rows delivered; RSS of this process (app + workers + PGlite).");
+}
+
+/** `--cpu-prof DIR`: a V8 CPU profile of this process for the delivery phase only. */
+async function startProfiler(): Promise<{ stop(file: string): Promise<void> }> {
+  const { Session } = await import("node:inspector/promises");
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post("Profiler.stop");
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 /** Replays recorded requests straight to the emulator, `concurrency` in flight. */

@@ -10,6 +10,8 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import type { Database } from "../app/db.server";
+import type { SqlQueryable } from "../app/db/migrate.server";
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and tables
@@ -234,4 +236,44 @@ if (process.argv[1] === SELF && process.argv.includes("--emulator-child")) {
   // A lost parent must not leave an emulator behind.
   process.on("disconnect", () => setTimeout(() => process.exit(0), 2_000).unref());
   await emulatorChild();
+}
+
+/**
+ * Counts and times the statements run through a Database's `sql` runner (transactions included),
+ * by their first 90 characters. On PGlite, whose statements run one at a time, a statement's time
+ * includes waiting for the one connection.
+ */
+export function timeStatements(db: Database): { reset(): void; report(): string } {
+  const stats = new Map<string, { n: number; ms: number }>();
+  const timed =
+    (query: SqlQueryable["query"]): SqlQueryable["query"] =>
+    async <T>(text: string, params?: unknown[]) => {
+      const t = performance.now();
+      try {
+        return await query<T>(text, params);
+      } finally {
+        const key = text.replace(/\s+/g, " ").trim().slice(0, 90);
+        const s = stats.get(key) ?? { n: 0, ms: 0 };
+        s.n++;
+        s.ms += performance.now() - t;
+        stats.set(key, s);
+      }
+    };
+  const sql = db.sql;
+  const query = sql.query.bind(sql);
+  const transaction = sql.transaction.bind(sql);
+  sql.query = timed(query);
+  sql.transaction = (fn) => transaction((tx) => fn({ ...tx, query: timed(tx.query.bind(tx)) }));
+  return {
+    reset: () => stats.clear(),
+    report: () => {
+      const text = [...stats]
+        .sort((a, b) => b[1].ms - a[1].ms)
+        .slice(0, 20)
+        .map(([key, s]) => `${fmt(s.ms, 0).padStart(7)} ms ${String(s.n).padStart(6)} × ${fmt(s.ms / s.n, 2).padStart(6)} ms  ${key}`)
+        .join("\n");
+      stats.clear();
+      return text;
+    },
+  };
 }

@@ -26,19 +26,25 @@ export async function claimRows<T>(options: {
 }): Promise<T[]> {
   const t = `"${options.table}"`;
   const attempts = options.countAttempt === false ? "" : `, attempts = ${t}.attempts + 1`;
-  return database().sql.query<T>(
-    `UPDATE ${t} SET status = '${RUNNING}', "lockedBy" = $1,
-       "lockedUntil" = now() + ($2::int * interval '1 millisecond')${attempts}
-     WHERE (${options.key}) IN (
-       SELECT ${options.key
-         .split(",")
-         .map((k) => `q.${k.trim()}`)
-         .join(", ")} FROM ${t} q ${options.from ?? ""}
-       WHERE ((${options.due}) OR (q.status = '${RUNNING}' AND q."lockedUntil" < now()))
-         ${options.where ? `AND (${options.where})` : ""}
+  const keys = options.key
+    .split(",")
+    .map((k) => `q.${k.trim()}`)
+    .join(", ");
+  // Due rows and rows whose lease ran out are found by two scans, not one `due OR expired`: the OR
+  // keeps the planner from walking the (status, runAt) index in order, so every claim read and
+  // sorted the whole queue (20 ms at 4,500 queued calls on PGlite, against 1.4 ms).
+  const candidates = (condition: string) =>
+    `SELECT ${keys} FROM ${t} q ${options.from ?? ""}
+       WHERE (${condition}) ${options.where ? `AND (${options.where})` : ""}
        ORDER BY ${options.orderBy}
        LIMIT $3
-       FOR UPDATE OF q SKIP LOCKED)
+       FOR UPDATE OF q SKIP LOCKED`;
+  return database().sql.query<T>(
+    `WITH expired AS (${candidates(`q.status = '${RUNNING}' AND q."lockedUntil" < now()`)}),
+          due AS (${candidates(options.due)})
+     UPDATE ${t} SET status = '${RUNNING}', "lockedBy" = $1,
+       "lockedUntil" = now() + ($2::int * interval '1 millisecond')${attempts}
+     WHERE (${options.key}) IN (SELECT * FROM (SELECT * FROM expired UNION ALL SELECT * FROM due) c LIMIT $3)
      RETURNING ${options.returning}`,
     [options.workerId, options.leaseMs, options.limit]
   );

@@ -45,10 +45,15 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
     limit: policy.batchSize,
     leaseMs: policy.leaseMs,
     due: `q.status = '${CALL_STATUS.queued}' AND q."runAt" <= now()`,
-    from: `JOIN "Shop" s ON s.domain = q.shop AND ${canReceiveDeliveriesSql("s")}`,
+    // EXISTS rather than a join: a semi-join keeps the order of the (status, runAt, id) index, so
+    // the claim reads the queue only until its batch is full, however many shops there are.
     // Head of line per object. Written as "the smallest waiting id" rather than NOT EXISTS so the
     // (shop, objectKey, id) index serves it even without table statistics (PGlite has no autovacuum).
-    where: `q.id = (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
+    // `<=` means `=` here (q itself is waiting, so the smallest is at most q.id), but the planner
+    // estimates `=` to keep 0.5 % of the rows and then sorts the whole queue instead of walking the
+    // index until the batch is full.
+    where: `EXISTS (SELECT 1 FROM "Shop" s WHERE s.domain = q.shop AND ${canReceiveDeliveriesSql("s")})
+      AND q.id <= (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
               AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)`,
     orderBy: `q."runAt", q.id`,
     key: "id",

@@ -17,6 +17,7 @@ export { config, resetConfigForTests, ConfigError, DEV_SECRETS } from "../config
 export { database, installDatabase, openDatabase, prisma, type Database } from "../db.server";
 export { logger } from "../logger.server";
 export { startWorker, type Worker } from "../pipeline/worker.server";
+export { pruneOldRows } from "../pipeline/retention.server";
 export { connectShop } from "../shops/connection.server";
 export { checkStoredSecrets } from "../shops/key-rotation.server";
 export { startHttpServer, type RunningHttpServer } from "./http.server";
