@@ -1,4 +1,5 @@
 import { logger } from "../logger.server";
+import { readBodyLimited } from "../server/body.server";
 import { authenticate } from "../shopify.server";
 import { STOREFRONT_POLICY } from "./policy";
 import { receiveStorefrontEvent } from "./events.server";
@@ -18,7 +19,7 @@ export async function handleProxyEvent(request: Request): Promise<Response> {
   }
   const url = new URL(request.url);
   const shop = url.searchParams.get("shop") ?? "";
-  const body = await readLimited(request, STOREFRONT_POLICY.maxEventBytes);
+  const body = (await readBodyLimited(request, STOREFRONT_POLICY.maxEventBytes))?.toString("utf8") ?? null;
   if (body === null) {
     logger().warn({ shop }, "storefront event refused: body too large");
     return json(400, { error: `Body larger than ${STOREFRONT_POLICY.maxEventBytes} bytes` }, { connection: "close" });
@@ -33,25 +34,6 @@ export async function handleProxyEvent(request: Request): Promise<Response> {
   return json(outcome.status, outcome.body, outcome.status === 429 ? { "retry-after": String(outcome.retryAfterSeconds) } : {});
 }
 
-/** The body as text, or null past `limit` bytes (declared or streamed): a flood of bytes is cut short. */
-async function readLimited(request: Request, limit: number): Promise<string | null> {
-  if (Number(request.headers.get("content-length") ?? 0) > limit) return null;
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   // No-store: answers differ per visitor and must not be cached by the proxy.

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { readBodyLimited } from "../server/body.server";
 import { config } from "../config.server";
 import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
 
@@ -51,7 +52,9 @@ export interface HeaderSource {
 export async function verifyWebhook(request: Request): Promise<VerifiedDelivery> {
   if (request.method !== "POST") throw new WebhookRejection(405, "Method not allowed");
   checkHeaders(request.headers);
-  return verifyDelivery(request.headers, await readBodyWithLimit(request, MAX_WEBHOOK_BYTES));
+  const body = await readBodyLimited(request, MAX_WEBHOOK_BYTES);
+  if (!body) throw new WebhookRejection(413, "Payload too large");
+  return verifyDelivery(request.headers, body);
 }
 
 /**
@@ -172,20 +175,3 @@ function notACustomer(rawBody: string): string | undefined {
   return typeof gid === "string" && !gid.startsWith("gid://shopify/Customer/") ? "Body is not a customer" : undefined;
 }
 
-async function readBodyWithLimit(request: Request, limit: number): Promise<Buffer> {
-  if (!request.body) return Buffer.alloc(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new WebhookRejection(413, "Payload too large");
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
-}
