@@ -10,12 +10,13 @@
 import { createInterface } from "node:readline";
 import { request } from "undici";
 import { z } from "zod";
-import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import type { PipelinePolicy } from "../pipeline/policy";
+import { adminQuery } from "./admin-graphql.server";
+import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 
 export const BACKFILL_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
@@ -317,26 +318,12 @@ async function recordObjects(
 // Admin GraphQL
 // ---------------------------------------------------------------------------
 
-const ADDRESS = "firstName lastName company address1 address2 city province provinceCode zip country countryCodeV2 phone";
-const MONEY = "shopMoney { amount currencyCode }";
-
 /** The bulk query of a kind (fields read by convert.ts). */
 export function bulkQuery(kind: BackfillKind, ordersSince: Date | null): string {
-  if (kind === "customers") {
-    return `{ customers { edges { node { id email firstName lastName phone state tags createdAt updatedAt numberOfOrders
-      amountSpent { amount currencyCode } defaultAddress { ${ADDRESS} }
-      emailMarketingConsent { marketingState marketingOptInLevel consentUpdatedAt } } } } }`;
-  }
-  if (kind === "products") {
-    return `{ products { edges { node { id title handle descriptionHtml vendor productType status tags publishedAt createdAt updatedAt
-      featuredImage { url } variants { edges { node { id sku barcode price title selectedOptions { value } } } } } } } }`;
-  }
+  if (kind === "customers") return `{ customers { edges { node { ${CUSTOMER_FIELDS} } } } }`;
+  if (kind === "products") return `{ products { edges { node { ${PRODUCT_FIELDS} variants { edges { node { ${VARIANT_FIELDS} } } } } } } }`;
   const filter = ordersSince ? `(query: "created_at:>='${ordersSince.toISOString()}'")` : "";
-  return `{ orders${filter} { edges { node { id name email phone createdAt updatedAt processedAt cancelledAt closedAt currencyCode
-    displayFinancialStatus displayFulfillmentStatus statusPageUrl test tags
-    totalPriceSet { ${MONEY} } subtotalPriceSet { ${MONEY} } totalTaxSet { ${MONEY} } totalDiscountsSet { ${MONEY} }
-    totalShippingPriceSet { ${MONEY} } customer { id email } billingAddress { ${ADDRESS} } shippingAddress { ${ADDRESS} }
-    lineItems { edges { node { id name title sku vendor quantity originalUnitPriceSet { ${MONEY} } product { id } variant { id } } } } } } } }`;
+  return `{ orders${filter} { edges { node { ${ORDER_FIELDS} lineItems { edges { node { ${LINE_ITEM_FIELDS} } } } } } } }`;
 }
 
 const RUN_BULK = `#graphql
@@ -350,41 +337,29 @@ const READ_BULK = `#graphql
   }`;
 
 const runBulkAnswer = z.object({
-  data: z.object({
-    bulkOperationRunQuery: z.object({
-      bulkOperation: z.object({ id: z.string() }).nullable(),
-      userErrors: z.array(z.object({ message: z.string() })),
-    }),
+  bulkOperationRunQuery: z.object({
+    bulkOperation: z.object({ id: z.string() }).nullable(),
+    userErrors: z.array(z.object({ message: z.string() })),
   }),
 });
 
 const readBulkAnswer = z.object({
-  data: z.object({
-    node: z.object({
-      status: z.string(),
-      errorCode: z.string().nullish(),
-      objectCount: z.union([z.string(), z.number()]).nullish(),
-      url: z.string().nullish(),
-    }),
+  node: z.object({
+    status: z.string(),
+    errorCode: z.string().nullish(),
+    objectCount: z.union([z.string(), z.number()]).nullish(),
+    url: z.string().nullish(),
   }),
 });
 
-async function adminGraphql(shop: string, query: string, variables: Record<string, unknown>): Promise<unknown> {
-  // Loaded on first use: the worker's modules must not configure the Shopify app when imported.
-  const { unauthenticated } = await import("../shopify.server");
-  const { admin } = await unauthenticated.admin(shop);
-  const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
-  return response.json();
-}
-
 async function submitBulkQuery(shop: string, query: string): Promise<string> {
-  const answer = runBulkAnswer.parse(await adminGraphql(shop, RUN_BULK, { query }));
-  const result = answer.data.bulkOperationRunQuery;
+  const answer = runBulkAnswer.parse(await adminQuery(shop, RUN_BULK, { query }));
+  const result = answer.bulkOperationRunQuery;
   if (!result.bulkOperation) throw new Error(`Shopify refused the export: ${result.userErrors.map((e) => e.message).join("; ")}`);
   return result.bulkOperation.id;
 }
 
 async function readBulkOperation(shop: string, id: string) {
-  const answer = readBulkAnswer.parse(await adminGraphql(shop, READ_BULK, { id }));
-  return { ...answer.data.node, url: answer.data.node.url ?? null, objectCount: answer.data.node.objectCount ?? null };
+  const answer = readBulkAnswer.parse(await adminQuery(shop, READ_BULK, { id }, { cost: 1 }));
+  return { ...answer.node, url: answer.node.url ?? null, objectCount: answer.node.objectCount ?? null };
 }

@@ -224,6 +224,7 @@ export const SHOP_TABLES = [
   ["SyncCounter", "shop"],
   ["WebhookDelivery", "shop"],
   ["Session", "shop"],
+  ["BackfillRun", "shop"],
   ["Shop", "domain"],
 ] as const;
 

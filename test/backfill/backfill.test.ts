@@ -82,6 +82,28 @@ describeEachDatabase("history backfill", (database) => {
     await h.app.db.prisma.backfillRun.delete({ where: { id: again.id } });
   });
 
+  it("follows Shopify's cost throttle: a THROTTLED export waits for the bucket and goes on, no step fails", async () => {
+    const shop = newShop();
+    await install(shop);
+    store.throttle({ currentlyAvailable: 0, restoreRate: 200 });
+    const before = store.throttled.bulkOperationRunQuery ?? 0;
+    await requestBackfill(shop, { kinds: ["customers"] });
+    h.startWorkers(1, FAST_POLICY);
+    // A step that failed would show its error for seconds (it is retried 5 s later).
+    const errors = new Set<string>();
+    for (;;) {
+      const p = await backfillProgress(shop);
+      if (p?.lastError) errors.add(p.lastError);
+      if (p?.status === "done" || p?.status === "failed") break;
+      await sleep(20);
+    }
+    await h.settle();
+    store.throttle({ currentlyAvailable: 2_000, restoreRate: 100 });
+    expect(store.throttled.bulkOperationRunQuery ?? 0).toBeGreaterThan(before);
+    expect([...errors]).toEqual([]);
+    expect(await backfillProgress(shop)).toMatchObject({ status: "done", objects: SIZE.customers });
+  });
+
   it("a live webhook newer than the exported row wins", async () => {
     const shop = newShop();
     await install(shop);
