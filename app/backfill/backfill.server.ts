@@ -16,6 +16,7 @@ import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { adminQuery } from "./admin-graphql.server";
+import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 
@@ -122,8 +123,20 @@ interface ClaimedRun {
   attempts: number;
 }
 
-/** One step of one due run (the worker's unit of backfill work). Returns 1 when it did something. */
+/**
+ * The worker's unit of backfill work: one step of a due history import and one page of a due
+ * reconciliation sweep (reconcile.server.ts). Returns how many it did.
+ */
 export async function runBackfillStep(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const imported = await runImportStep(workerId, policy);
+  const swept = await runReconcileStep(workerId, policy).catch((error: unknown) => {
+    logger().error({ err: error instanceof Error ? error.message : String(error) }, "reconciliation step failed");
+    return 0;
+  });
+  return imported + swept;
+}
+
+async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<number> {
   const [run] = await claimRows<ClaimedRun>({
     table: "BackfillRun",
     workerId,

@@ -9,9 +9,11 @@ import {
   closeDatabase,
   exportCustomerData,
   listShops,
+  reconcileShop,
   reencryptKeys,
   replayShop,
   resyncShop,
+  runUntilIdle,
   runUntilImported,
   shopStatus,
 } from "../cli/support.server";
@@ -79,6 +81,25 @@ program
     console.log(status.kinds.length ? table.toString() : "nothing received yet");
     const b = status.backfill;
     console.log(b ? `history import ${b.id}: ${b.status}, ${b.objects} object(s), ${b.kindsDone}/${b.kinds} kinds${b.lastError ? `; last error: ${b.lastError}` : ""}` : "no history import yet");
+    const r = status.reconcile;
+    console.log(
+      r
+        ? `reconciliation: last sweep ${when(r.lastSweepAt)} (${r.lastEnqueued ?? 0} object(s) re-played), next ${when(r.dueAt)}${r.running ? ", under way" : ""}${r.lastError ? `; last error: ${r.lastError}` : ""}`
+        : "no reconciliation yet (the first is due a day after the connection)",
+    );
+  });
+
+program
+  .command("reconcile")
+  .description("ask Shopify now for the shop's customers, orders and products updated since the last sweep, and re-play those newer than what was synced (events go out silent)")
+  .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
+  .option("--run", "also deliver what was re-played, in this process (when no app or worker is running)")
+  .action(async (options: { shop: string; run?: boolean }) => {
+    const r = await reconcileShop(options.shop);
+    console.log(`${options.shop}: ${r.lastEnqueued ?? 0} object(s) changed in Shopify without reaching the app were queued; next sweep ${when(r.dueAt)}`);
+    if (!options.run) return;
+    await runUntilIdle();
+    console.log("delivered");
   });
 
 program

@@ -225,6 +225,7 @@ export const SHOP_TABLES = [
   ["WebhookDelivery", "shop"],
   ["Session", "shop"],
   ["BackfillRun", "shop"],
+  ["ReconcileState", "shop"],
   ["Shop", "domain"],
 ] as const;
 
