@@ -67,8 +67,12 @@ export interface BackfillProgress {
   kindsDone: number;
   kinds: number;
   objects: number;
-  /** Objects of the current kind according to Shopify, once its export finished. */
+  /** Objects of the current kind according to Shopify (nested ones included: JSONL lines), once its export finished. */
   expected: number | null;
+  /** Lines of the current kind's export already recorded: with `expected`, the kind's progress. */
+  linesDone: number;
+  /** submit, wait (Shopify is exporting), import. */
+  phase: string;
   lastError: string | null;
   createdAt: Date;
   finishedAt: Date | null;
@@ -86,6 +90,8 @@ export async function backfillProgress(shop: string): Promise<BackfillProgress |
     kinds: run.kinds.length,
     objects: run.objects,
     expected: run.objectCount,
+    linesDone: run.linesDone,
+    phase: run.phase,
     lastError: run.lastError,
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { config } from "../config.server";
 import { database, type Database } from "../db.server";
-import type { BackfillRequest } from "../backfill/backfill.server";
+import type { BackfillProgress, BackfillRequest } from "../backfill/backfill.server";
 import { exportCustomer, knownEmail, type CustomerExport } from "../compliance/compliance.server";
 import { resealStoredSecrets, type ResealReport } from "../shops/key-rotation.server";
 
@@ -163,7 +163,7 @@ export async function resyncShop(shop: string, request: BackfillRequest) {
 }
 
 /** `resync --run`: works the queue in this process until the shop's import has finished. */
-export async function runUntilImported(shop: string, onProgress: (p: { objects: number; kind: string | null; status: string }) => void) {
+export async function runUntilImported(shop: string, onProgress: (p: BackfillProgress) => void) {
   const [{ startWorker }, { backfillProgress }] = await Promise.all([import("../pipeline/worker.server"), import("../backfill/backfill.server")]);
   const worker = startWorker();
   try {

@@ -216,7 +216,8 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
     const op = operations.find((o) => o.id === variables.id);
     if (!op) return { node: null };
     op.polls++;
-    const count = objects[op.kind as keyof typeof objects].length;
+    // Shopify counts every object of the export, nested ones included (one per JSONL line).
+    const count = files.get(new URL(op.url).pathname)!.split("\n").filter(Boolean).length;
     if (op.polls === 1) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
     return { node: { id: op.id, status: "COMPLETED", errorCode: null, objectCount: String(count), url: count ? op.url : null } };
   }));
