@@ -4,7 +4,7 @@
  * the pipeline plans like live webhooks — same mappers, same staleness and dedupe, events silent.
  *
  * A run is a row in BackfillRun, worked on in steps by the sync worker (submit → wait → import a
- * chunk), each step under a lease and checkpointed (linesDone), so a crash or restart continues
+ * chunk), each step under a lease and checkpointed (linesDone, bytesDone), so a crash or restart continues
  * where it stopped. One run per shop at a time.
  */
 import { createInterface } from "node:readline";
@@ -126,6 +126,7 @@ interface ClaimedRun {
   bulkOperationId: string | null;
   resultUrl: string | null;
   linesDone: number;
+  bytesDone: number;
   attempts: number;
 }
 
@@ -151,7 +152,7 @@ async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<
     due: `q.status IN ('${BACKFILL_STATUS.queued}') AND q."runAt" <= now()`,
     orderBy: `q."createdAt"`,
     key: "id",
-    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "resultUrl", "linesDone", attempts`,
+    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "resultUrl", "linesDone", "bytesDone"::float8 AS "bytesDone", attempts`,
   });
   if (!run) return 0;
   try {
@@ -220,7 +221,7 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
        "bulkOperationId" = CASE WHEN $6::boolean THEN $7 ELSE "bulkOperationId" END,
        "resultUrl" = CASE WHEN $8::boolean THEN $9 ELSE "resultUrl" END,
        "objectCount" = CASE WHEN $10::boolean THEN $11 ELSE "objectCount" END,
-       "linesDone" = coalesce($12, "linesDone"),
+       "linesDone" = coalesce($12, "linesDone"), "bytesDone" = CASE WHEN $12::int IS NOT NULL THEN 0 ELSE "bytesDone" END,
        "runAt" = now() + ($13::int * interval '1 millisecond'),
        "lastError" = $14, attempts = CASE WHEN $15::boolean THEN attempts ELSE 0 END,
        "finishedAt" = CASE WHEN $16::boolean THEN now() ELSE NULL END,
@@ -251,34 +252,55 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
 /**
  * Streams the export from the checkpoint on and records up to `chunk` objects as deliveries, with
  * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent.
+ * The checkpoint is a line number and its byte offset: the next chunk asks for the file from that
+ * byte on (HTTP Range, which Shopify's storage serves), so a long export is read once, not once
+ * per chunk; without Range (or when the byte before the offset is not a line break) it reads from
+ * the start and skips the lines already done.
  */
-async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind, chunk: number): Promise<{ finished: boolean }> {
-  const response = await request(run.resultUrl!, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), maxRedirections: 0 });
-  if (response.statusCode !== 200) {
+async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind, chunk: number, useRange = true): Promise<{ finished: boolean }> {
+  const from = useRange && run.bytesDone > 0 ? run.bytesDone - 1 : 0;
+  const response = await request(run.resultUrl!, {
+    signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+    maxRedirections: 0,
+    headers: from > 0 ? { range: `bytes=${from}-` } : {},
+  });
+  if (response.statusCode !== 200 && response.statusCode !== 206) {
     await response.body.dump();
     throw new Error(`downloading the ${kind} export answered ${response.statusCode}`);
   }
+  const ranged = response.statusCode === 206;
+  // An early stop destroys the body, which then emits an error nobody else listens to.
+  response.body.on("error", () => undefined);
   const lines = createInterface({ input: response.body, crlfDelay: Infinity });
   const objects: { body: Record<string, unknown>; gid: string }[] = [];
-  let lineNo = 0;
-  let checkpoint = run.linesDone;
-  let parent: { line: unknown; gid: string; children: unknown[]; endLine: number } | undefined;
+  // Ranged: the first "line" is the empty one ended by the line break before the offset.
+  let lineNo = ranged ? run.linesDone - 1 : 0;
+  let bytes = ranged ? from : 0;
+  let checkpoint = { line: run.linesDone, byte: run.bytesDone };
+  let parent: { line: unknown; gid: string; children: unknown[]; endLine: number; endByte: number } | undefined;
   let finished = true;
+  let misaligned = false;
   const flush = () => {
     if (!parent) return;
     objects.push({ body: convert(kind, parent.line, parent.children), gid: parent.gid });
-    checkpoint = parent.endLine;
+    checkpoint = { line: parent.endLine, byte: parent.endByte };
     parent = undefined;
   };
   try {
     for await (const text of lines) {
       lineNo++;
+      bytes += Buffer.byteLength(text, "utf8") + 1;
+      if (ranged && lineNo === run.linesDone && text !== "") {
+        misaligned = true;
+        break;
+      }
       if (lineNo <= run.linesDone || text.trim() === "") continue;
       const line = JSON.parse(text) as { id?: string; __parentId?: string };
       if (line.__parentId) {
         if (parent && line.__parentId === parent.gid) {
           parent.children.push(line);
           parent.endLine = lineNo;
+          parent.endByte = bytes;
         }
         continue;
       }
@@ -287,12 +309,16 @@ async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind
         finished = false;
         break;
       }
-      parent = { line, gid: String(line.id), children: [], endLine: lineNo };
+      parent = { line, gid: String(line.id), children: [], endLine: lineNo, endByte: bytes };
     }
-    if (finished) flush();
+    if (finished && !misaligned) flush();
   } finally {
     lines.close();
     response.body.destroy();
+  }
+  if (misaligned) {
+    logger().warn({ shop: run.shop, run: run.id, kind }, "export offset does not fall on a line break; reading from the start");
+    return importChunk(run, workerId, kind, chunk, false);
   }
   await recordObjects(run, workerId, kind, objects, checkpoint);
   return { finished };
@@ -303,7 +329,7 @@ async function recordObjects(
   workerId: string,
   kind: BackfillKind,
   objects: { body: Record<string, unknown>; gid: string }[],
-  checkpoint: number,
+  checkpoint: { line: number; byte: number },
 ): Promise<void> {
   await database().sql.transaction(async (tx) => {
     const [mine] = await tx.query(
@@ -325,9 +351,10 @@ async function recordObjects(
         [run.shop, JSON.stringify(rows)],
       );
     }
-    await tx.query(`UPDATE "BackfillRun" SET "linesDone" = $2, objects = objects + $3, "updatedAt" = now() WHERE id = $1`, [
+    await tx.query(`UPDATE "BackfillRun" SET "linesDone" = $2, "bytesDone" = $3, objects = objects + $4, "updatedAt" = now() WHERE id = $1`, [
       run.id,
-      checkpoint,
+      checkpoint.line,
+      checkpoint.byte,
       objects.length,
     ]);
   });

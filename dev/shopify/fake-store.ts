@@ -26,6 +26,8 @@ export interface FakeStore {
   url: string;
   /** Top-level objects per kind, as exported. */
   objects: Record<"customers" | "products" | "orders", Line[]>;
+  /** Range requests answered: the byte offsets asked for. */
+  ranges: string[];
   /** Bulk operations started, by kind. */
   operations: { id: string; kind: string; polls: number; url: string }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
@@ -156,13 +158,25 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
 
   const objects = { customers, products, orders };
   const children: Record<string, Map<string, Line[]>> = { products: variantsOf, orders: linesOf };
-  const files = new Map<string, string>();
+  const files = new Map<string, Buffer>();
+  const lineCounts = new Map<string, number>();
+  /** Range requests answered (the import resumes a chunk from its byte offset). */
+  const ranges: string[] = [];
   const operations: FakeStore["operations"] = [];
 
   const server: Server = createServer((req, res) => {
     const file = files.get(req.url ?? "");
     if (!file) {
       res.writeHead(404).end();
+      return;
+    }
+    // Byte ranges as Google Cloud Storage serves Shopify's result files: `bytes=<from>-`.
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    if (range && Number(range[1]) < file.length) {
+      ranges.push(range[1]);
+      const from = Number(range[1]);
+      res.writeHead(206, { "content-type": "application/jsonl", "content-range": `bytes ${from}-${file.length - 1}/${file.length}` });
+      res.end(file.subarray(from));
       return;
     }
     res.writeHead(200, { "content-type": "application/jsonl" });
@@ -208,7 +222,10 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
     const kind = kindOfQuery(String(variables.query ?? ""));
     const id = `gid://shopify/BulkOperation/${operations.length + 1}`;
     const path = `/bulk/${operations.length + 1}.jsonl`;
-    files.set(path, jsonl(kind));
+    const text = jsonl(kind);
+    files.set(path, Buffer.from(text, "utf8"));
+    // Shopify counts every object of the export, nested ones included (one per JSONL line).
+    lineCounts.set(id, text.split("\n").filter(Boolean).length);
     operations.push({ id, kind, polls: 0, url: base + path });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
   }));
@@ -216,8 +233,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
     const op = operations.find((o) => o.id === variables.id);
     if (!op) return { node: null };
     op.polls++;
-    // Shopify counts every object of the export, nested ones included (one per JSONL line).
-    const count = files.get(new URL(op.url).pathname)!.split("\n").filter(Boolean).length;
+    const count = lineCounts.get(op.id) ?? 0;
     if (op.polls === 1) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
     return { node: { id: op.id, status: "COMPLETED", errorCode: null, objectCount: String(count), url: count ? op.url : null } };
   }));
@@ -257,6 +273,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
     url: base,
     objects,
     operations,
+    ranges,
     customer: (index) => customers[index],
     touch: (kind, index, changes, updatedAt = new Date().toISOString()) => Object.assign(objects[kind][index], changes, { updatedAt }),
     bucket,

@@ -146,6 +146,31 @@ describeEachDatabase("history backfill", (database) => {
     expect(deliveries).toHaveLength(SIZE.customers);
     expect(new Set(deliveries.map((d) => d.eventId)).size).toBe(SIZE.customers);
     expect((await backfillProgress(shop))?.objects).toBe(SIZE.customers);
+    // Each chunk was read from its byte offset (names with multi-byte characters included), and
+    // every customer arrived whole.
+    expect(store.ranges.length).toBeGreaterThan(0);
+    const imported = deliveries.map((d) => JSON.parse(d.rawBody) as { admin_graphql_api_id: string; first_name: string | null });
+    expect(imported.map((c) => c.admin_graphql_api_id).sort()).toEqual(store.objects.customers.map((c) => c.id as string).sort());
+    const byId = new Map(store.objects.customers.map((c) => [c.id as string, c.firstName]));
+    expect(imported.filter((c) => c.first_name !== (byId.get(c.admin_graphql_api_id) ?? null))).toEqual([]);
+  });
+
+  it("imports parents with their children (variants, line items) whole when chunks are read from byte offsets", async () => {
+    const shop = newShop();
+    await install(shop);
+    const rangesBefore = store.ranges.length;
+    await requestBackfill(shop, { kinds: ["products", "orders"], orderDays: null });
+    h.startWorkers(1, { ...FAST_POLICY, backfillChunk: 4 });
+    await finished(shop);
+    expect(store.ranges.length).toBeGreaterThan(rangesBefore);
+    const deliveries = await h.app.db.prisma.webhookDelivery.findMany({ where: { shop, source: "backfill" } });
+    expect(deliveries).toHaveLength(SIZE.products + SIZE.orders);
+    const bodies = deliveries.map((d) => JSON.parse(d.rawBody) as { admin_graphql_api_id: string; variants?: unknown[]; line_items?: unknown[] });
+    for (const p of store.objects.products) {
+      const body = bodies.find((b) => b.admin_graphql_api_id === p.id);
+      expect(body?.variants?.length, p.id as string).toBe(1 + (store.objects.products.indexOf(p) % 3));
+    }
+    for (const o of store.objects.orders) expect(bodies.find((b) => b.admin_graphql_api_id === o.id)?.line_items).toHaveLength(1);
   });
 
   it("the bulk_operations/finish webhook wakes a run instead of waiting for the next poll", async () => {

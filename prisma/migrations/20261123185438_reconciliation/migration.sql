@@ -1,3 +1,6 @@
+-- AlterTable
+ALTER TABLE "BackfillRun" ADD COLUMN     "bytesDone" BIGINT NOT NULL DEFAULT 0;
+
 -- CreateTable
 CREATE TABLE "ReconcileState" (
     "shop" TEXT NOT NULL,
