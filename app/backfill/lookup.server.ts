@@ -109,7 +109,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       continue;
     }
     if (fetched.get(key) === "failed") {
-      await sendBack(workerId, p.delivery, policy, "an earlier delivery's lookup of the same object failed", false);
+      await sendBack(workerId, p.delivery, policy, `${need.toLowerCase()} lookup failed for an earlier delivery of the same object`, true);
       continue;
     }
     const elapsed = Date.now() - started;

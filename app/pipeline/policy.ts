@@ -31,7 +31,8 @@ export const PIPELINE_POLICY = {
   backfillPollMs: 2_000,
   /**
    * A webhook waiting for an unknown object to be fetched from Shopify (network, throttling, not
-   * found) is retried with backoff this long after it arrived, then planned with what it carries.
+   * found) is retried with backoff this long after it arrived; then a consent change is planned with
+   * what it carries, a refund or an edit recorded as ignored with the reason.
    */
   lookupDeadlineMs: 6 * 60 * 60_000,
   /** The daily reconciliation sweep: how often, and how far back it overlaps the previous one. */
