@@ -68,7 +68,8 @@ describe("support CLI", () => {
     // No Shopify session in this directory: the sweep cannot ask Shopify, and says so in one line.
     const sweep = await cli("reconcile", "--shop", shop);
     expect("code" in sweep && sweep.code).toBe(2);
-    expect(sweep.stderr.trim().split("\n").at(-1)).toMatch(/^The reconciliation of cli-support\.myshopify\.com failed: /);
+    // Logs share stderr (and may be flushed after it): the refusal is one whole line of it.
+    expect(sweep.stderr.split("\n")).toContainEqual(expect.stringMatching(/^The reconciliation of cli-support\.myshopify\.com failed: /));
     expect((await cli("status", "--shop", shop)).stdout).toMatch(/reconciliation: last sweep — .*last error: /);
     const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
     expect("code" in bad && bad.code).toBe(2);
