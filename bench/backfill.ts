@@ -206,7 +206,7 @@ async function main(): Promise<void> {
   }
   console.log();
   printTable(
-    ["db", "size", "objects", "seconds", "objects/s", "export wait s", "calls delivered", "not delivered", "invalid", "idle RSS", "peak above idle", "goal met", "load (1/5/15)"],
+    ["db", "size", "objects", "seconds", "objects/s", "export wait s", "calls delivered", "not delivered", "invalid", "idle RSS", "peak above idle", "within 300 s / 300 MiB", "load (1/5/15)"],
     rows.map((r) => [
       r.db,
       r.size,

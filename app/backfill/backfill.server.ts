@@ -201,9 +201,26 @@ async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): 
     }
     return { delayMs: policy.backfillPollMs };
   }
+  // Backpressure: the next chunk waits while the shop still has two chunks of imported objects to
+  // plan, so live webhooks never queue behind the whole store and each claim sorts a short queue.
+  if ((await backlog(run.shop, policy.backfillChunk * BACKLOG_CHUNKS)) >= policy.backfillChunk * BACKLOG_CHUNKS) {
+    return { delayMs: policy.pollMs };
+  }
   const imported = await importChunk(run, workerId, kind, policy.backfillChunk);
   if (imported.finished) return { ...nextKind(run), addObjects: 0 };
   return {};
+}
+
+const BACKLOG_CHUNKS = 2;
+
+/** Imported objects of the shop not yet planned (counted up to `limit`). */
+async function backlog(shop: string, limit: number): Promise<number> {
+  const [row] = await database().sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM "WebhookDelivery" WHERE status IN ('queued', 'running') AND shop = $1 AND source = 'backfill' LIMIT $2) s`,
+    [shop, limit],
+  );
+  return row?.n ?? 0;
 }
 
 function nextKind(run: ClaimedRun): StepResult {

@@ -104,6 +104,29 @@ describeEachDatabase("history backfill", (database) => {
     expect(await backfillProgress(shop)).toMatchObject({ status: "done", objects: SIZE.customers });
   });
 
+  it("imports no faster than the pipeline plans: at most a few chunks wait, so live webhooks are not queued behind the store", async () => {
+    const shop = newShop();
+    await install(shop);
+    await requestBackfill(shop, { orderDays: null });
+    // Chunks of 10, planning one delivery at a time: without backpressure most of the store would wait.
+    h.startWorkers(1, { ...FAST_POLICY, backfillChunk: 10, planBatchSize: 1 });
+    let most = 0;
+    for (;;) {
+      const [{ n }] = await h.app.db.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE shop = $1 AND source = 'backfill' AND status <> 'done'`,
+        [shop],
+      );
+      most = Math.max(most, n);
+      const p = await backfillProgress(shop);
+      if (p?.status === "done" || p?.status === "failed") break;
+      await sleep(5);
+    }
+    await h.settle();
+    expect(await backfillProgress(shop)).toMatchObject({ status: "done", objects: SIZE.customers + SIZE.products + SIZE.orders });
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(30);
+  });
+
   it("a live webhook newer than the exported row wins", async () => {
     const shop = newShop();
     await install(shop);
