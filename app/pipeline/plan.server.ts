@@ -286,8 +286,9 @@ async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string
   if (!keys.length) return objects;
   const rows = await tx.query<{ shop: string; objectKey: string; lastUpdatedAt: Date | null; contentHashes: unknown; state: unknown }>(
     `SELECT o.shop, o."objectKey", o."lastUpdatedAt" AT TIME ZONE 'UTC' AS "lastUpdatedAt", o."contentHashes", o.state
-       FROM "ObjectState" o JOIN unnest($1::text[]) AS k(key) ON o.shop || '|' || o."objectKey" = k.key`,
-    [keys],
+       FROM "ObjectState" o JOIN unnest($1::text[], $2::text[]) AS k(shop, key) ON o.shop = k.shop AND o."objectKey" = k.key`,
+    // Shop and key apart, so the primary key finds them (a joined string scanned the whole table).
+    [keys.map((k) => k.slice(0, k.indexOf("|"))), keys.map((k) => k.slice(k.indexOf("|") + 1))],
   );
   for (const r of rows) {
     objects.set(`${r.shop}|${r.objectKey}`, {
