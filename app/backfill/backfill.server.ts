@@ -4,18 +4,20 @@
  * the pipeline plans like live webhooks — same mappers, same staleness and dedupe, events silent.
  *
  * A run is a row in BackfillRun, worked on in steps by the sync worker (submit → wait → import a
- * chunk), each step under a lease and checkpointed (linesDone), so a crash or restart continues
+ * chunk), each step under a lease and checkpointed (linesDone, bytesDone), so a crash or restart continues
  * where it stopped. One run per shop at a time.
  */
 import { createInterface } from "node:readline";
 import { request } from "undici";
 import { z } from "zod";
-import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import type { PipelinePolicy } from "../pipeline/policy";
+import { adminQuery } from "./admin-graphql.server";
+import { runReconcileStep } from "./reconcile.server";
+import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 
 export const BACKFILL_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
@@ -65,8 +67,12 @@ export interface BackfillProgress {
   kindsDone: number;
   kinds: number;
   objects: number;
-  /** Objects of the current kind according to Shopify, once its export finished. */
+  /** Objects of the current kind according to Shopify (nested ones included: JSONL lines), once its export finished. */
   expected: number | null;
+  /** Lines of the current kind's export already recorded: with `expected`, the kind's progress. */
+  linesDone: number;
+  /** submit, wait (Shopify is exporting), import. */
+  phase: string;
   lastError: string | null;
   createdAt: Date;
   finishedAt: Date | null;
@@ -84,6 +90,8 @@ export async function backfillProgress(shop: string): Promise<BackfillProgress |
     kinds: run.kinds.length,
     objects: run.objects,
     expected: run.objectCount,
+    linesDone: run.linesDone,
+    phase: run.phase,
     lastError: run.lastError,
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
@@ -118,11 +126,24 @@ interface ClaimedRun {
   bulkOperationId: string | null;
   resultUrl: string | null;
   linesDone: number;
+  bytesDone: number;
   attempts: number;
 }
 
-/** One step of one due run (the worker's unit of backfill work). Returns 1 when it did something. */
+/**
+ * The worker's unit of backfill work: one step of a due history import and one page of a due
+ * reconciliation sweep (reconcile.server.ts). Returns how many it did.
+ */
 export async function runBackfillStep(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const imported = await runImportStep(workerId, policy);
+  const swept = await runReconcileStep(workerId, policy).catch((error: unknown) => {
+    logger().error({ err: error instanceof Error ? error.message : String(error) }, "reconciliation step failed");
+    return 0;
+  });
+  return imported + swept;
+}
+
+async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<number> {
   const [run] = await claimRows<ClaimedRun>({
     table: "BackfillRun",
     workerId,
@@ -131,7 +152,7 @@ export async function runBackfillStep(workerId: string, policy: PipelinePolicy):
     due: `q.status IN ('${BACKFILL_STATUS.queued}') AND q."runAt" <= now()`,
     orderBy: `q."createdAt"`,
     key: "id",
-    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "resultUrl", "linesDone", attempts`,
+    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "resultUrl", "linesDone", "bytesDone"::float8 AS "bytesDone", attempts`,
   });
   if (!run) return 0;
   try {
@@ -180,9 +201,26 @@ async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): 
     }
     return { delayMs: policy.backfillPollMs };
   }
+  // Backpressure: the next chunk waits while the shop still has two chunks of imported objects to
+  // plan, so live webhooks never queue behind the whole store and each claim sorts a short queue.
+  if ((await backlog(run.shop, policy.backfillChunk * BACKLOG_CHUNKS)) >= policy.backfillChunk * BACKLOG_CHUNKS) {
+    return { delayMs: policy.pollMs };
+  }
   const imported = await importChunk(run, workerId, kind, policy.backfillChunk);
   if (imported.finished) return { ...nextKind(run), addObjects: 0 };
   return {};
+}
+
+const BACKLOG_CHUNKS = 2;
+
+/** Imported objects of the shop not yet planned (counted up to `limit`). */
+async function backlog(shop: string, limit: number): Promise<number> {
+  const [row] = await database().sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM "WebhookDelivery" WHERE status IN ('queued', 'running') AND shop = $1 AND source = 'backfill' LIMIT $2) s`,
+    [shop, limit],
+  );
+  return row?.n ?? 0;
 }
 
 function nextKind(run: ClaimedRun): StepResult {
@@ -200,7 +238,7 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
        "bulkOperationId" = CASE WHEN $6::boolean THEN $7 ELSE "bulkOperationId" END,
        "resultUrl" = CASE WHEN $8::boolean THEN $9 ELSE "resultUrl" END,
        "objectCount" = CASE WHEN $10::boolean THEN $11 ELSE "objectCount" END,
-       "linesDone" = coalesce($12, "linesDone"),
+       "linesDone" = coalesce($12, "linesDone"), "bytesDone" = CASE WHEN $12::int IS NOT NULL THEN 0 ELSE "bytesDone" END,
        "runAt" = now() + ($13::int * interval '1 millisecond'),
        "lastError" = $14, attempts = CASE WHEN $15::boolean THEN attempts ELSE 0 END,
        "finishedAt" = CASE WHEN $16::boolean THEN now() ELSE NULL END,
@@ -231,34 +269,55 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
 /**
  * Streams the export from the checkpoint on and records up to `chunk` objects as deliveries, with
  * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent.
+ * The checkpoint is a line number and its byte offset: the next chunk asks for the file from that
+ * byte on (HTTP Range, which Shopify's storage serves), so a long export is read once, not once
+ * per chunk; without Range (or when the byte before the offset is not a line break) it reads from
+ * the start and skips the lines already done.
  */
-async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind, chunk: number): Promise<{ finished: boolean }> {
-  const response = await request(run.resultUrl!, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), maxRedirections: 0 });
-  if (response.statusCode !== 200) {
+async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind, chunk: number, useRange = true): Promise<{ finished: boolean }> {
+  const from = useRange && run.bytesDone > 0 ? run.bytesDone - 1 : 0;
+  const response = await request(run.resultUrl!, {
+    signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+    maxRedirections: 0,
+    headers: from > 0 ? { range: `bytes=${from}-` } : {},
+  });
+  if (response.statusCode !== 200 && response.statusCode !== 206) {
     await response.body.dump();
     throw new Error(`downloading the ${kind} export answered ${response.statusCode}`);
   }
+  const ranged = response.statusCode === 206;
+  // An early stop destroys the body, which then emits an error nobody else listens to.
+  response.body.on("error", () => undefined);
   const lines = createInterface({ input: response.body, crlfDelay: Infinity });
   const objects: { body: Record<string, unknown>; gid: string }[] = [];
-  let lineNo = 0;
-  let checkpoint = run.linesDone;
-  let parent: { line: unknown; gid: string; children: unknown[]; endLine: number } | undefined;
+  // Ranged: the first "line" is the empty one ended by the line break before the offset.
+  let lineNo = ranged ? run.linesDone - 1 : 0;
+  let bytes = ranged ? from : 0;
+  let checkpoint = { line: run.linesDone, byte: run.bytesDone };
+  let parent: { line: unknown; gid: string; children: unknown[]; endLine: number; endByte: number } | undefined;
   let finished = true;
+  let misaligned = false;
   const flush = () => {
     if (!parent) return;
     objects.push({ body: convert(kind, parent.line, parent.children), gid: parent.gid });
-    checkpoint = parent.endLine;
+    checkpoint = { line: parent.endLine, byte: parent.endByte };
     parent = undefined;
   };
   try {
     for await (const text of lines) {
       lineNo++;
+      bytes += Buffer.byteLength(text, "utf8") + 1;
+      if (ranged && lineNo === run.linesDone && text !== "") {
+        misaligned = true;
+        break;
+      }
       if (lineNo <= run.linesDone || text.trim() === "") continue;
       const line = JSON.parse(text) as { id?: string; __parentId?: string };
       if (line.__parentId) {
         if (parent && line.__parentId === parent.gid) {
           parent.children.push(line);
           parent.endLine = lineNo;
+          parent.endByte = bytes;
         }
         continue;
       }
@@ -267,12 +326,16 @@ async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind
         finished = false;
         break;
       }
-      parent = { line, gid: String(line.id), children: [], endLine: lineNo };
+      parent = { line, gid: String(line.id), children: [], endLine: lineNo, endByte: bytes };
     }
-    if (finished) flush();
+    if (finished && !misaligned) flush();
   } finally {
     lines.close();
     response.body.destroy();
+  }
+  if (misaligned) {
+    logger().warn({ shop: run.shop, run: run.id, kind }, "export offset does not fall on a line break; reading from the start");
+    return importChunk(run, workerId, kind, chunk, false);
   }
   await recordObjects(run, workerId, kind, objects, checkpoint);
   return { finished };
@@ -283,7 +346,7 @@ async function recordObjects(
   workerId: string,
   kind: BackfillKind,
   objects: { body: Record<string, unknown>; gid: string }[],
-  checkpoint: number,
+  checkpoint: { line: number; byte: number },
 ): Promise<void> {
   await database().sql.transaction(async (tx) => {
     const [mine] = await tx.query(
@@ -305,9 +368,10 @@ async function recordObjects(
         [run.shop, JSON.stringify(rows)],
       );
     }
-    await tx.query(`UPDATE "BackfillRun" SET "linesDone" = $2, objects = objects + $3, "updatedAt" = now() WHERE id = $1`, [
+    await tx.query(`UPDATE "BackfillRun" SET "linesDone" = $2, "bytesDone" = $3, objects = objects + $4, "updatedAt" = now() WHERE id = $1`, [
       run.id,
-      checkpoint,
+      checkpoint.line,
+      checkpoint.byte,
       objects.length,
     ]);
   });
@@ -317,26 +381,12 @@ async function recordObjects(
 // Admin GraphQL
 // ---------------------------------------------------------------------------
 
-const ADDRESS = "firstName lastName company address1 address2 city province provinceCode zip country countryCodeV2 phone";
-const MONEY = "shopMoney { amount currencyCode }";
-
 /** The bulk query of a kind (fields read by convert.ts). */
 export function bulkQuery(kind: BackfillKind, ordersSince: Date | null): string {
-  if (kind === "customers") {
-    return `{ customers { edges { node { id email firstName lastName phone state tags createdAt updatedAt numberOfOrders
-      amountSpent { amount currencyCode } defaultAddress { ${ADDRESS} }
-      emailMarketingConsent { marketingState marketingOptInLevel consentUpdatedAt } } } } }`;
-  }
-  if (kind === "products") {
-    return `{ products { edges { node { id title handle descriptionHtml vendor productType status tags publishedAt createdAt updatedAt
-      featuredImage { url } variants { edges { node { id sku barcode price title selectedOptions { value } } } } } } } }`;
-  }
+  if (kind === "customers") return `{ customers { edges { node { ${CUSTOMER_FIELDS} } } } }`;
+  if (kind === "products") return `{ products { edges { node { ${PRODUCT_FIELDS} variants { edges { node { ${VARIANT_FIELDS} } } } } } } }`;
   const filter = ordersSince ? `(query: "created_at:>='${ordersSince.toISOString()}'")` : "";
-  return `{ orders${filter} { edges { node { id name email phone createdAt updatedAt processedAt cancelledAt closedAt currencyCode
-    displayFinancialStatus displayFulfillmentStatus statusPageUrl test tags
-    totalPriceSet { ${MONEY} } subtotalPriceSet { ${MONEY} } totalTaxSet { ${MONEY} } totalDiscountsSet { ${MONEY} }
-    totalShippingPriceSet { ${MONEY} } customer { id email } billingAddress { ${ADDRESS} } shippingAddress { ${ADDRESS} }
-    lineItems { edges { node { id name title sku vendor quantity originalUnitPriceSet { ${MONEY} } product { id } variant { id } } } } } } } }`;
+  return `{ orders${filter} { edges { node { ${ORDER_FIELDS} lineItems { edges { node { ${LINE_ITEM_FIELDS} } } } } } } }`;
 }
 
 const RUN_BULK = `#graphql
@@ -350,41 +400,29 @@ const READ_BULK = `#graphql
   }`;
 
 const runBulkAnswer = z.object({
-  data: z.object({
-    bulkOperationRunQuery: z.object({
-      bulkOperation: z.object({ id: z.string() }).nullable(),
-      userErrors: z.array(z.object({ message: z.string() })),
-    }),
+  bulkOperationRunQuery: z.object({
+    bulkOperation: z.object({ id: z.string() }).nullable(),
+    userErrors: z.array(z.object({ message: z.string() })),
   }),
 });
 
 const readBulkAnswer = z.object({
-  data: z.object({
-    node: z.object({
-      status: z.string(),
-      errorCode: z.string().nullish(),
-      objectCount: z.union([z.string(), z.number()]).nullish(),
-      url: z.string().nullish(),
-    }),
+  node: z.object({
+    status: z.string(),
+    errorCode: z.string().nullish(),
+    objectCount: z.union([z.string(), z.number()]).nullish(),
+    url: z.string().nullish(),
   }),
 });
 
-async function adminGraphql(shop: string, query: string, variables: Record<string, unknown>): Promise<unknown> {
-  // Loaded on first use: the worker's modules must not configure the Shopify app when imported.
-  const { unauthenticated } = await import("../shopify.server");
-  const { admin } = await unauthenticated.admin(shop);
-  const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
-  return response.json();
-}
-
 async function submitBulkQuery(shop: string, query: string): Promise<string> {
-  const answer = runBulkAnswer.parse(await adminGraphql(shop, RUN_BULK, { query }));
-  const result = answer.data.bulkOperationRunQuery;
+  const answer = runBulkAnswer.parse(await adminQuery(shop, RUN_BULK, { query }));
+  const result = answer.bulkOperationRunQuery;
   if (!result.bulkOperation) throw new Error(`Shopify refused the export: ${result.userErrors.map((e) => e.message).join("; ")}`);
   return result.bulkOperation.id;
 }
 
 async function readBulkOperation(shop: string, id: string) {
-  const answer = readBulkAnswer.parse(await adminGraphql(shop, READ_BULK, { id }));
-  return { ...answer.data.node, url: answer.data.node.url ?? null, objectCount: answer.data.node.objectCount ?? null };
+  const answer = readBulkAnswer.parse(await adminQuery(shop, READ_BULK, { id }, { cost: 1 }));
+  return { ...answer.node, url: answer.node.url ?? null, objectCount: answer.node.objectCount ?? null };
 }

@@ -9,9 +9,11 @@ import {
   closeDatabase,
   exportCustomerData,
   listShops,
+  reconcileShop,
   reencryptKeys,
   replayShop,
   resyncShop,
+  runUntilIdle,
   runUntilImported,
   shopStatus,
 } from "../cli/support.server";
@@ -79,6 +81,25 @@ program
     console.log(status.kinds.length ? table.toString() : "nothing received yet");
     const b = status.backfill;
     console.log(b ? `history import ${b.id}: ${b.status}, ${b.objects} object(s), ${b.kindsDone}/${b.kinds} kinds${b.lastError ? `; last error: ${b.lastError}` : ""}` : "no history import yet");
+    const r = status.reconcile;
+    console.log(
+      r
+        ? `reconciliation: last sweep ${when(r.lastSweepAt)} (${r.lastEnqueued ?? 0} object(s) re-played), next ${when(r.dueAt)}${r.running ? ", under way" : ""}${r.lastError ? `; last error: ${r.lastError}` : ""}`
+        : "no reconciliation yet (the first is due a day after the connection)",
+    );
+  });
+
+program
+  .command("reconcile")
+  .description("ask Shopify now for the shop's customers, orders and products updated since the last sweep, and re-play those newer than what was synced (events go out silent)")
+  .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
+  .option("--run", "also deliver what was re-played, in this process (when no app or worker is running)")
+  .action(async (options: { shop: string; run?: boolean }) => {
+    const r = await reconcileShop(options.shop);
+    console.log(`${options.shop}: ${r.lastEnqueued ?? 0} object(s) changed in Shopify without reaching the app were queued; next sweep ${when(r.dueAt)}`);
+    if (!options.run) return;
+    await runUntilIdle();
+    console.log("delivered");
   });
 
 program
@@ -101,11 +122,31 @@ program
       console.log("a running app or `npm run worker` carries it out; follow it with `npm run cli -- status --shop " + options.shop + "`");
       return;
     }
-    const bar = new cliProgress.SingleBar({ format: "importing {kind} [{bar}] {value} objects | {status}" }, cliProgress.Presets.shades_classic);
-    bar.start(0, 0, { kind: "…", status: "queued" });
+    // One bar per kind: done/total are lines of Shopify's export (its own count), rate and ETA measured here.
+    const bar = new cliProgress.SingleBar(
+      { format: "{kind} ({kindNo}/{kinds}) [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted} | {objects} objects | {status}", etaBuffer: 20 },
+      cliProgress.Presets.shades_classic,
+    );
+    bar.start(1, 0, { kind: "…", kindNo: 1, kinds: 1, rate: "—", objects: 0, status: "queued" });
+    let sample: { kind: string; done: number; at: number; rate: number | null } | undefined;
     const done = await runUntilImported(options.shop, (p) => {
-      bar.setTotal(Math.max(p.objects, 1));
-      bar.update(p.objects, { kind: p.kind ?? "—", status: p.status });
+      const kind = `${p.kind ?? "—"}`;
+      const now = Date.now();
+      if (!sample || sample.kind !== kind) sample = { kind, done: p.linesDone, at: now, rate: null };
+      else if (now - sample.at >= 1_000) {
+        const current = ((p.linesDone - sample.done) * 1000) / (now - sample.at);
+        sample = { kind, done: p.linesDone, at: now, rate: sample.rate === null ? current : sample.rate * 0.6 + current * 0.4 };
+      }
+      const status = p.status === "done" || p.status === "failed" ? p.status : p.phase === "import" ? "importing" : "Shopify is exporting";
+      bar.setTotal(Math.max(p.expected ?? p.linesDone, 1));
+      bar.update(p.linesDone, {
+        kind,
+        kindNo: Math.min(p.kindsDone + 1, p.kinds),
+        kinds: p.kinds,
+        rate: sample.rate === null ? "—" : Math.round(sample.rate),
+        objects: p.objects,
+        status,
+      });
     });
     bar.stop();
     if (done?.status !== "done") throw new CliError(`the history import ended ${done?.status ?? "unknown"}${done?.lastError ? `: ${done.lastError}` : ""}`);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { config } from "../config.server";
 import { database, type Database } from "../db.server";
-import type { BackfillRequest } from "../backfill/backfill.server";
+import type { BackfillProgress, BackfillRequest } from "../backfill/backfill.server";
 import { exportCustomer, knownEmail, type CustomerExport } from "../compliance/compliance.server";
 import { resealStoredSecrets, type ResealReport } from "../shops/key-rotation.server";
 
@@ -107,12 +107,39 @@ async function knownShop(shop: string): Promise<void> {
   if (!row) throw new CliError(`The app does not know ${shop}: it was never installed (or its data was redacted).`);
 }
 
-/** `status --shop`: the shop's counters per kind, its queue, and its latest history import. */
+/** `status --shop`: the shop's counters per kind, its queue, its latest history import and sweep. */
 export async function shopStatus(shop: string) {
   await knownShop(shop);
-  const [{ syncHealth }, { backfillProgress }] = await Promise.all([import("../pipeline/counters.server"), import("../backfill/backfill.server")]);
+  const [{ syncHealth }, { backfillProgress }, { reconcileStatus }] = await Promise.all([
+    import("../pipeline/counters.server"),
+    import("../backfill/backfill.server"),
+    import("../backfill/reconcile.server"),
+  ]);
   const [shopRow] = (await listShops()).filter((s) => s.domain === shop);
-  return { shop: shopRow, kinds: await syncHealth(shop), backfill: await backfillProgress(shop) };
+  return { shop: shopRow, kinds: await syncHealth(shop), backfill: await backfillProgress(shop), reconcile: await reconcileStatus(shop) };
+}
+
+/** `reconcile --shop`: the shop's reconciliation sweep now, in this process (refused while a worker runs it). */
+export async function reconcileShop(shop: string) {
+  await knownShop(shop);
+  const [{ reconcileShopNow, ReconcileRefused }, { PIPELINE_POLICY }] = await Promise.all([import("../backfill/reconcile.server"), import("../pipeline/policy")]);
+  try {
+    return await reconcileShopNow(shop, `cli:${process.pid}`, { ...PIPELINE_POLICY });
+  } catch (error) {
+    if (error instanceof ReconcileRefused) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** Works the queues in this process until nothing is due (when no app or worker is running). */
+export async function runUntilIdle(): Promise<void> {
+  const { startWorker } = await import("../pipeline/worker.server");
+  const worker = startWorker();
+  try {
+    await worker.idle({ timeoutMs: 10 * 60_000 });
+  } finally {
+    await worker.stop();
+  }
 }
 
 /** `replay --shop [--ids]`: dead letters back in the queue (never going backwards). */
@@ -136,7 +163,7 @@ export async function resyncShop(shop: string, request: BackfillRequest) {
 }
 
 /** `resync --run`: works the queue in this process until the shop's import has finished. */
-export async function runUntilImported(shop: string, onProgress: (p: { objects: number; kind: string | null; status: string }) => void) {
+export async function runUntilImported(shop: string, onProgress: (p: BackfillProgress) => void) {
   const [{ startWorker }, { backfillProgress }] = await Promise.all([import("../pipeline/worker.server"), import("../backfill/backfill.server")]);
   const worker = startWorker();
   try {

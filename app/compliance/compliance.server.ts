@@ -226,6 +226,8 @@ export const SHOP_TABLES = [
   ["StorefrontRateWindow", "shop"],
   ["WebhookDelivery", "shop"],
   ["Session", "shop"],
+  ["BackfillRun", "shop"],
+  ["ReconcileState", "shop"],
   ["Shop", "domain"],
 ] as const;
 

@@ -1,4 +1,5 @@
 import { wakeBackfillForBulkOperation } from "../backfill/backfill.server";
+import { fetchUnknownObjects, SILENT_SOURCES } from "../backfill/lookup.server";
 import { handleCompliance } from "../compliance/compliance.server";
 import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
@@ -25,7 +26,7 @@ interface ClaimedDelivery {
   eventId: string;
   rawBody: string;
   attempts: number;
-  /** "backfill" for history imports: their events go out silent (no automations for old news). */
+  /** webhook; backfill, lookup, reconcile: recorded by the app, their events go out silent (no automations for old news). */
   source: string;
 }
 
@@ -78,13 +79,16 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   const now = new Date();
   const contexts = new Map<string, ShopContext>();
   for (const shop of new Set(claimed.map((d) => d.shop))) contexts.set(shop, await shopContext(shop));
-  const prepared = claimed.map((d) => prepare(d, syncContext(contexts.get(d.shop)!, now)));
+  const prepare1 = (d: ClaimedDelivery) => prepare(d, syncContext(contexts.get(d.shop)!, now));
+  // Webhooks that need an object never synced get it fetched from Shopify first (app/backfill).
+  const prepared = await fetchUnknownObjects(workerId, claimed.map(prepare1), policy, prepare1);
+  if (!prepared.length) return claimed.length;
 
   try {
     await persist(workerId, prepared, contexts, now);
   } catch (error) {
     if (prepared.length === 1) {
-      await releaseForRetry(workerId, claimed[0], error, policy);
+      await releaseForRetry(workerId, prepared[0].delivery, error, policy);
     } else {
       // One bad item (a value the database refuses, say) must not hold its neighbours.
       logger().warn({ err: messageOf(error), deliveries: claimed.length }, "planning a batch failed; planning one by one");
@@ -201,7 +205,7 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;
       }
-      const decision = decide(delivery.source === "backfill" ? silenced(plan) : plan, memory);
+      const decision = decide(SILENT_SOURCES.has(delivery.source) ? silenced(plan) : plan, memory);
       finished.push({ delivery, outcome: decision.outcome, detail: decision.detail, objectKey: p.objectKey });
       if (!decision.next) continue;
       for (const call of decision.calls) {
@@ -282,8 +286,9 @@ async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string
   if (!keys.length) return objects;
   const rows = await tx.query<{ shop: string; objectKey: string; lastUpdatedAt: Date | null; contentHashes: unknown; state: unknown }>(
     `SELECT o.shop, o."objectKey", o."lastUpdatedAt" AT TIME ZONE 'UTC' AS "lastUpdatedAt", o."contentHashes", o.state
-       FROM "ObjectState" o JOIN unnest($1::text[]) AS k(key) ON o.shop || '|' || o."objectKey" = k.key`,
-    [keys],
+       FROM "ObjectState" o JOIN unnest($1::text[], $2::text[]) AS k(shop, key) ON o.shop = k.shop AND o."objectKey" = k.key`,
+    // Shop and key apart, so the primary key finds them (a joined string scanned the whole table).
+    [keys.map((k) => k.slice(0, k.indexOf("|"))), keys.map((k) => k.slice(k.indexOf("|") + 1))],
   );
   for (const r of rows) {
     objects.set(`${r.shop}|${r.objectKey}`, {

@@ -33,6 +33,15 @@ export const PIPELINE_POLICY = {
   backfillChunk: 500,
   /** How often a history export still running at Shopify is polled. */
   backfillPollMs: 2_000,
+  /**
+   * A webhook waiting for an unknown object to be fetched from Shopify (network, throttling, not
+   * found) is retried with backoff this long after it arrived; then a consent change is planned with
+   * what it carries, a refund or an edit recorded as ignored with the reason.
+   */
+  lookupDeadlineMs: 6 * 60 * 60_000,
+  /** The daily reconciliation sweep: how often, and how far back it overlaps the previous one. */
+  reconcileEveryMs: 24 * 60 * 60_000,
+  reconcileOverlapMs: 10 * 60_000,
   /** Delivered calls and finished deliveries are deleted after this many days. */
   retentionDays: 14,
   pruneEveryMs: 60 * 60_000,

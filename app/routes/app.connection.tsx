@@ -19,19 +19,23 @@ import {
 } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { connectionAction } from "~/admin/connection.server";
+import { HistoryImport } from "~/admin/HistoryImport";
+import { historyAction, historyView } from "~/admin/history.server";
 import { PageError, formatWhen, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
-  const shop = await describeShop(session.shop);
-  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null };
+  const [shop, history] = await Promise.all([describeShop(session.shop), historyView(session.shop)]);
+  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
   const { session } = await authenticate.admin(request);
-  return connectionAction(session.shop, await request.formData());
+  const form = await request.formData();
+  if (form.get("intent") === "resync") return historyAction(session.shop, form);
+  return connectionAction(session.shop, form);
 };
 
 const STATE_BADGE = {
@@ -150,6 +154,11 @@ export default function Connection() {
             </BlockStack>
           </Card>
         </Layout.Section>
+        {account && (
+          <Layout.Section>
+            <HistoryImport history={shop.history} />
+          </Layout.Section>
+        )}
         {account && (
           <Layout.Section>
             <Card>

@@ -18,6 +18,11 @@ export interface AdminCall {
 
 export type GraphqlResolver = (query: string, variables: Record<string, unknown>, shop: string) => unknown;
 
+/** A resolver's whole answer (errors, extensions) instead of `{ data: <result> }`. */
+export class GraphqlReply {
+  constructor(readonly body: Record<string, unknown>) {}
+}
+
 export interface FakeShop {
   domain: string;
   name: string;
@@ -155,7 +160,8 @@ export async function startFakeAdmin(
       const variables = (body.variables ?? {}) as Record<string, unknown>;
       const found = resolvers.filter((r) => query.includes(r.match)).at(-1);
       if (!found) return json(res, 200, { errors: [{ message: `fake admin: no resolver for ${query.slice(0, 80)}` }] });
-      return json(res, 200, { data: found.resolver(query, variables, shop) });
+      const result = found.resolver(query, variables, shop);
+      return json(res, 200, result instanceof GraphqlReply ? result.body : { data: result });
     }
     return json(res, 404, { errors: "Not Found" });
   }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { FakeAdmin } from "./fake-admin";
+import { GraphqlReply, type FakeAdmin } from "./fake-admin";
 
 /**
  * A generated store behind the fake Admin's Bulk Operations API: `bulkOperationRunQuery` answers
@@ -8,6 +8,10 @@ import type { FakeAdmin } from "./fake-admin";
  * (parents first, each followed by its children with `__parentId`, as Shopify writes it) is served
  * over HTTP. The data is as messy as real stores: missing emails, other currencies, ids beyond
  * 2^53, unicode names, drafts, orders without a customer.
+ *
+ * It also answers single-object lookups (`LookupOrder`, `LookupCustomer`) and the reconciliation
+ * sweep's paginated `updated_at:>` queries, and meters every query of its own against a cost
+ * bucket as Shopify does (`extensions.cost.throttleStatus`; THROTTLED when the bucket is short).
  */
 
 export interface StoreSize {
@@ -22,10 +26,21 @@ export interface FakeStore {
   url: string;
   /** Top-level objects per kind, as exported. */
   objects: Record<"customers" | "products" | "orders", Line[]>;
+  /** Range requests answered: the byte offsets asked for. */
+  ranges: string[];
   /** Bulk operations started, by kind. */
   operations: { id: string; kind: string; polls: number; url: string }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
   customer(index: number): Line;
+  /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
+  touch(kind: "customers" | "products" | "orders", index: number, changes: Line, updatedAt?: string): Line;
+  /** The cost bucket (shared by the shops of this store), as of now. */
+  bucket: { maximumAvailable: number; currentlyAvailable: number; restoreRate: number };
+  /** Sets the bucket from now on (e.g. empty and slow to refill: throttling). */
+  throttle(bucket: Partial<FakeStore["bucket"]>): void;
+  /** THROTTLED answers given, and queries answered, by operation. */
+  throttled: Record<string, number>;
+  answered: Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -143,13 +158,25 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
 
   const objects = { customers, products, orders };
   const children: Record<string, Map<string, Line[]>> = { products: variantsOf, orders: linesOf };
-  const files = new Map<string, string>();
+  const files = new Map<string, Buffer>();
+  const lineCounts = new Map<string, number>();
+  /** Range requests answered (the import resumes a chunk from its byte offset). */
+  const ranges: string[] = [];
   const operations: FakeStore["operations"] = [];
 
   const server: Server = createServer((req, res) => {
     const file = files.get(req.url ?? "");
     if (!file) {
       res.writeHead(404).end();
+      return;
+    }
+    // Byte ranges as Google Cloud Storage serves Shopify's result files: `bytes=<from>-`.
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    if (range && Number(range[1]) < file.length) {
+      ranges.push(range[1]);
+      const from = Number(range[1]);
+      res.writeHead(206, { "content-type": "application/jsonl", "content-range": `bytes ${from}-${file.length - 1}/${file.length}` });
+      res.end(file.subarray(from));
       return;
     }
     res.writeHead(200, { "content-type": "application/jsonl" });
@@ -166,28 +193,96 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
       .flatMap((o) => [JSON.stringify(o), ...(children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c))])
       .join("\n") + "\n";
 
-  admin.onGraphql("bulkOperationRunQuery", (_q, variables) => {
+  const bucket = { maximumAvailable: 2_000, currentlyAvailable: 2_000, restoreRate: 100 };
+  let refilledAt = Date.now();
+  const throttled: Record<string, number> = {};
+  const answered: Record<string, number> = {};
+  /** Answers as Shopify does: THROTTLED while the bucket holds less than the query's cost. */
+  const metered = (name: string, cost: number, resolve: (variables: Record<string, unknown>) => unknown) => (_q: string, variables: Record<string, unknown>) => {
+    const now = Date.now();
+    bucket.currentlyAvailable = Math.min(bucket.maximumAvailable, bucket.currentlyAvailable + ((now - refilledAt) / 1000) * bucket.restoreRate);
+    refilledAt = now;
+    const status = () => ({ ...bucket, currentlyAvailable: Math.floor(bucket.currentlyAvailable) });
+    if (bucket.currentlyAvailable < cost) {
+      throttled[name] = (throttled[name] ?? 0) + 1;
+      return new GraphqlReply({
+        errors: [{ message: "Throttled", extensions: { code: "THROTTLED", documentation: "https://shopify.dev/api/usage/rate-limits" } }],
+        extensions: { cost: { requestedQueryCost: cost, actualQueryCost: null, throttleStatus: status() } },
+      });
+    }
+    bucket.currentlyAvailable -= cost;
+    answered[name] = (answered[name] ?? 0) + 1;
+    return new GraphqlReply({
+      data: resolve(variables),
+      extensions: { cost: { requestedQueryCost: cost, actualQueryCost: cost, throttleStatus: status() } },
+    });
+  };
+
+  admin.onGraphql("bulkOperationRunQuery", metered("bulkOperationRunQuery", 10, (variables) => {
     const kind = kindOfQuery(String(variables.query ?? ""));
     const id = `gid://shopify/BulkOperation/${operations.length + 1}`;
     const path = `/bulk/${operations.length + 1}.jsonl`;
-    files.set(path, jsonl(kind));
+    const text = jsonl(kind);
+    files.set(path, Buffer.from(text, "utf8"));
+    // Shopify counts every object of the export, nested ones included (one per JSONL line).
+    lineCounts.set(id, text.split("\n").filter(Boolean).length);
     operations.push({ id, kind, polls: 0, url: base + path });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
-  });
-  admin.onGraphql("ReadBulk", (_q, variables) => {
+  }));
+  admin.onGraphql("ReadBulk", metered("ReadBulk", 1, (variables) => {
     const op = operations.find((o) => o.id === variables.id);
     if (!op) return { node: null };
     op.polls++;
-    const count = objects[op.kind as keyof typeof objects].length;
+    const count = lineCounts.get(op.id) ?? 0;
     if (op.polls === 1) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
     return { node: { id: op.id, status: "COMPLETED", errorCode: null, objectCount: String(count), url: count ? op.url : null } };
-  });
+  }));
+
+  // Objects as the GraphQL API nests them (connections with nodes), children without __parentId.
+  const nested = (kind: keyof typeof objects, o: Line): Line => {
+    const kids = (children[kind]?.get(o.id as string) ?? []).map(({ __parentId: _, ...rest }) => rest);
+    if (kind === "orders") return { ...o, lineItems: { nodes: kids } };
+    if (kind === "products") return { ...o, variants: { nodes: kids } };
+    return o;
+  };
+  admin.onGraphql("LookupOrder", metered("LookupOrder", 110, (v) => {
+    const o = orders.find((x) => x.id === v.id);
+    return { order: o ? nested("orders", o) : null };
+  }));
+  admin.onGraphql("LookupCustomer", metered("LookupCustomer", 5, (v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
+  // Reconciliation: `updated_at:>'<iso>'`, oldest change first, the cursor is an offset.
+  for (const [name, kind, field] of [
+    ["ReconcileCustomers", "customers", "customers"],
+    ["ReconcileOrders", "orders", "orders"],
+    ["ReconcileProducts", "products", "products"],
+  ] as const) {
+    admin.onGraphql(name, metered(name, 50, (v) => {
+      const since = /updated_at:>'([^']+)'/.exec(String(v.query ?? ""))?.[1];
+      const first = Number(v.first ?? 50);
+      const matching = objects[kind]
+        .filter((o) => !since || (o.updatedAt as string) > since)
+        .sort((a, b) => (a.updatedAt as string).localeCompare(b.updatedAt as string));
+      const offset = v.after ? Number(v.after) : 0;
+      const page = matching.slice(offset, offset + first);
+      const end = offset + page.length;
+      return { [field]: { nodes: page.map((o) => nested(kind, o)), pageInfo: { hasNextPage: end < matching.length, endCursor: page.length ? String(end) : null } } };
+    }));
+  }
 
   return {
     url: base,
     objects,
     operations,
+    ranges,
     customer: (index) => customers[index],
+    touch: (kind, index, changes, updatedAt = new Date().toISOString()) => Object.assign(objects[kind][index], changes, { updatedAt }),
+    bucket,
+    throttle: (b) => {
+      Object.assign(bucket, b);
+      refilledAt = Date.now();
+    },
+    throttled,
+    answered,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

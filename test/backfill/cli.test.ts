@@ -42,8 +42,9 @@ describe("support CLI", () => {
 
   it("explains every command", async () => {
     const out = await cli("--help");
-    for (const command of ["shops", "status", "resync", "replay", "reencrypt-keys", "export-customer"]) expect(out.stdout).toContain(command);
+    for (const command of ["shops", "status", "resync", "replay", "reconcile", "reencrypt-keys", "export-customer"]) expect(out.stdout).toContain(command);
     expect((await cli("resync", "--help")).stdout).toMatch(/--orders-since/);
+    expect((await cli("reconcile", "--help")).stdout).toMatch(/--shop <domain>/);
   });
 
   it("lists shops and a shop's status as tables", async () => {
@@ -64,6 +65,12 @@ describe("support CLI", () => {
     expect("code" in unknown && unknown.code).toBe(2);
     // Logs share stderr (info level in this environment); the refusal is its last line.
     expect(unknown.stderr.trim().split("\n").at(-1)).toMatch(/^The app does not know nobody\.myshopify\.com/);
+    // No Shopify session in this directory: the sweep cannot ask Shopify, and says so in one line.
+    const sweep = await cli("reconcile", "--shop", shop);
+    expect("code" in sweep && sweep.code).toBe(2);
+    // Logs share stderr (and may be flushed after it): the refusal is one whole line of it.
+    expect(sweep.stderr.split("\n")).toContainEqual(expect.stringMatching(/^The reconciliation of cli-support\.myshopify\.com failed: /));
+    expect((await cli("status", "--shop", shop)).stdout).toMatch(/reconciliation: last sweep — .*last error: /);
     const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
     expect("code" in bad && bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--orders-since takes 90, 365 or all/);

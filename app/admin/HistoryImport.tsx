@@ -1,0 +1,114 @@
+import { Form, useNavigation, useRevalidator } from "@remix-run/react";
+import { Badge, BlockStack, Box, Button, Card, InlineStack, ProgressBar, Select, Text } from "@shopify/polaris";
+import { useEffect, useRef, useState } from "react";
+import type { HistoryView } from "./history.server";
+import { formatDuration, formatNumber, formatWhen } from "./ui";
+
+const POLL_MS = 2_000;
+const KIND_LABEL: Record<string, string> = { customers: "Customers", products: "Products", orders: "Orders" };
+
+/** Lines per second between the last two samples of the same kind (null until there are two). */
+function useRate(history: HistoryView | null): number | null {
+  const last = useRef<{ key: string; done: number; at: number } | null>(null);
+  const [rate, setRate] = useState<number | null>(null);
+  useEffect(() => {
+    if (!history || history.status !== "running" && history.status !== "queued") return;
+    const key = `${history.id}:${history.kindNumber}`;
+    const now = Date.now();
+    const prev = last.current;
+    if (prev && prev.key === key && now > prev.at && history.done >= prev.done) {
+      const current = ((history.done - prev.done) * 1000) / (now - prev.at);
+      // Smoothed: one slow poll does not swing the estimate.
+      setRate((r) => (r === null ? current : r * 0.6 + current * 0.4));
+    } else if (!prev || prev.key !== key) setRate(null);
+    last.current = { key, done: history.done, at: now };
+  }, [history]);
+  return rate;
+}
+
+/** The history import on the Connection page: a live progress bar while it runs, and a restart with the orders period. */
+export function HistoryImport({ history }: { history: HistoryView | null }) {
+  const revalidator = useRevalidator();
+  const navigation = useNavigation();
+  const [orders, setOrders] = useState("365");
+  const active = history?.status === "queued" || history?.status === "running";
+  // Live while it runs: the loader is read again every 2 s.
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [active, revalidator]);
+  const rate = useRate(history);
+
+  const progress = history && history.total ? Math.min(100, Math.round((history.done / history.total) * 100)) : 0;
+  const remaining = history?.total ? Math.max(0, history.total - history.done) : null;
+  const eta = rate && rate > 0 && remaining !== null ? formatDuration((remaining / rate) * 1000) : null;
+  const kind = history?.kind ? (KIND_LABEL[history.kind] ?? history.kind) : null;
+
+  return (
+    <Card>
+      <BlockStack gap="300">
+        <InlineStack gap="200" blockAlign="center">
+          <Text as="h2" variant="headingMd">
+            Store history
+          </Text>
+          {history && (
+            <Badge tone={history.status === "done" ? "success" : history.status === "failed" ? "critical" : "info"}>
+              {history.status === "done" ? "Imported" : history.status === "failed" ? "Failed" : "Importing"}
+            </Badge>
+          )}
+        </InlineStack>
+        {active && history ? (
+          <BlockStack gap="200">
+            <Text as="p">
+              {kind ?? "Starting"} ({history.kindNumber} of {history.kinds}){history.exporting ? ": Shopify is preparing the export…" : ""}
+            </Text>
+            <div data-history-progress={progress}>
+              <ProgressBar progress={progress} tone="primary" size="small" animated />
+            </div>
+            <Text as="p" variant="bodySm" tone="subdued">
+              <span data-history-done>
+                {formatNumber(history.done)} / {history.total === null ? "…" : formatNumber(history.total)}
+              </span>{" "}
+              · {rate === null ? "measuring speed…" : `${formatNumber(Math.round(rate))} per second`}
+              {eta ? ` · about ${eta} left` : ""} · {formatNumber(history.objects)} objects imported so far
+            </Text>
+          </BlockStack>
+        ) : (
+          <Text as="p" tone="subdued">
+            {history?.status === "done"
+              ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt)}.`
+              : history?.status === "failed"
+                ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
+                : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
+          </Text>
+        )}
+        {!active && (
+          <Form method="post">
+            <input type="hidden" name="intent" value="resync" />
+            <InlineStack gap="300" blockAlign="end">
+              <Box minWidth="220px">
+                <Select
+                  label="Orders to import"
+                  name="orders"
+                  value={orders}
+                  onChange={setOrders}
+                  options={[
+                    { label: "Last 90 days", value: "90" },
+                    { label: "Last year", value: "365" },
+                    { label: "All orders", value: "all" },
+                  ]}
+                />
+              </Box>
+              <Button submit loading={navigation.state === "submitting" && navigation.formData?.get("intent") === "resync"}>
+                Import history again
+              </Button>
+            </InlineStack>
+          </Form>
+        )}
+      </BlockStack>
+    </Card>
+  );
+}

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { BackfillRefused, backfillProgress, requestBackfill } from "../backfill/backfill.server";
+
+/** What the Connection page shows of the shop's history import (the latest one). */
+export interface HistoryView {
+  id: string;
+  status: string;
+  /** The kind being imported, its position and the number of kinds. */
+  kind: string | null;
+  kindNumber: number;
+  kinds: number;
+  /** Shopify is still preparing the export of the current kind. */
+  exporting: boolean;
+  /** Progress of the current kind: lines of its export recorded, of the total Shopify announced. */
+  done: number;
+  total: number | null;
+  objects: number;
+  lastError: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export async function historyView(shop: string): Promise<HistoryView | null> {
+  const p = await backfillProgress(shop);
+  if (!p) return null;
+  return {
+    id: p.id,
+    status: p.status,
+    kind: p.kind,
+    kindNumber: Math.min(p.kindsDone + 1, p.kinds),
+    kinds: p.kinds,
+    exporting: p.phase !== "import",
+    done: p.linesDone,
+    total: p.expected,
+    objects: p.objects,
+    lastError: p.lastError,
+    createdAt: p.createdAt.toISOString(),
+    finishedAt: p.finishedAt?.toISOString() ?? null,
+  };
+}
+
+const resyncFormSchema = z.object({
+  orders: z.enum(["90", "365", "all"], { error: "Choose how far back to import orders." }),
+});
+
+export type HistoryActionResult = { ok: true; toast: string; at: number } | { ok: false; toast: string; error: true; errors: Record<string, string>; at: number };
+
+/** "Import history again": customers, products and orders of the chosen period, events silent. */
+export async function historyAction(shop: string, form: FormData): Promise<HistoryActionResult> {
+  const at = Date.now();
+  const parsed = resyncFormSchema.safeParse({ orders: form.get("orders") ?? undefined });
+  if (!parsed.success) return { ok: false, toast: "Choose how far back to import orders.", error: true, errors: { orders: "Choose how far back to import orders." }, at };
+  const orderDays = parsed.data.orders === "all" ? null : (Number(parsed.data.orders) as 90 | 365);
+  try {
+    await requestBackfill(shop, { orderDays });
+  } catch (error) {
+    if (error instanceof BackfillRefused) return { ok: false, toast: "A history import is already under way: wait for it to finish.", error: true, errors: {}, at };
+    throw error;
+  }
+  return { ok: true, toast: "History import started", at };
+}

@@ -1,0 +1,142 @@
+/**
+ * Admin GraphQL for the app's own reads (bulk exports, lookups of unknown objects, reconciliation),
+ * within each shop's cost budget: Shopify answers every query with
+ * `extensions.cost.throttleStatus` (currentlyAvailable, restoreRate); a query that would overdraw
+ * the bucket waits for it to refill first, and a THROTTLED answer waits and tries again — each
+ * wait bounded, so a shop throttled for minutes fails the step (retried later), never a worker.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
+import { config } from "../config.server";
+
+/** Shopify's budget could not be had within the wait allowed: try again later. */
+export class AdminThrottled extends Error {
+  override readonly name = "AdminThrottled";
+}
+
+/** Shopify answered, but not with data (HTTP error, GraphQL errors other than THROTTLED). */
+export class AdminApiError extends Error {
+  override readonly name = "AdminApiError";
+}
+
+const throttleStatus = z.object({
+  maximumAvailable: z.number(),
+  currentlyAvailable: z.number(),
+  restoreRate: z.number(),
+});
+const costSchema = z.looseObject({
+  requestedQueryCost: z.number().nullish(),
+  actualQueryCost: z.number().nullish(),
+  throttleStatus: throttleStatus.nullish(),
+});
+const extensionsSchema = z.looseObject({ cost: costSchema.nullish() }).nullish();
+const graphqlError = z.looseObject({ message: z.string(), extensions: z.looseObject({ code: z.string().nullish() }).nullish() });
+
+interface Bucket {
+  available: number;
+  maximum: number;
+  restoreRate: number;
+  at: number;
+}
+
+// Per process: each process keeps its own estimate (others' spending shows up in the next answer).
+const buckets = new Map<string, Bucket>();
+
+function estimate(b: Bucket, now: number): number {
+  return Math.min(b.maximum, b.available + ((now - b.at) / 1000) * b.restoreRate);
+}
+
+function remember(shop: string, extensions: unknown): z.infer<typeof costSchema> | undefined {
+  const parsed = extensionsSchema.safeParse(extensions);
+  const cost = parsed.success ? parsed.data?.cost : undefined;
+  const t = cost?.throttleStatus;
+  if (t) buckets.set(shop, { available: t.currentlyAvailable, maximum: t.maximumAvailable, restoreRate: t.restoreRate, at: Date.now() });
+  return cost ?? undefined;
+}
+
+/** Milliseconds until the shop's bucket holds `cost` points (0: now; Infinity: it never refills). */
+function waitFor(shop: string, cost: number): number {
+  const b = buckets.get(shop);
+  if (!b) return 0;
+  const missing = Math.min(cost, b.maximum) - estimate(b, Date.now());
+  if (missing <= 0) return 0;
+  return b.restoreRate > 0 ? Math.ceil((missing / b.restoreRate) * 1000) : Infinity;
+}
+
+export interface AdminQueryOptions {
+  /** What the query is expected to cost (Shopify's requestedQueryCost); default 10. */
+  cost?: number;
+  /** Longest wait for the budget, in all, before giving up with AdminThrottled. */
+  maxWaitMs?: number;
+}
+
+const DEFAULT_MAX_WAIT_MS = 30_000;
+const MAX_TRIES = 5;
+
+/**
+ * One Admin GraphQL query for an installed shop (its offline session). Returns `data`; throws
+ * AdminThrottled when the budget does not come back in time, AdminApiError on errors, and
+ * whatever the transport threw on timeouts and network failures. Each try has the timeout.
+ */
+export async function adminQuery(shop: string, query: string, variables: Record<string, unknown>, options: AdminQueryOptions = {}): Promise<unknown> {
+  const cost = options.cost ?? 10;
+  let budgetMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  const wait = async (ms: number, why: string) => {
+    if (ms > budgetMs) {
+      // The next attempt asks Shopify again rather than trusting an estimate (a bucket that never refills).
+      buckets.delete(shop);
+      throw new AdminThrottled(`Shopify's API budget for ${shop} is spent (${why}); retried later`);
+    }
+    budgetMs -= ms;
+    await sleep(ms);
+  };
+  for (let attempt = 1; ; attempt++) {
+    await wait(waitFor(shop, cost), "waiting for the cost bucket to refill");
+    const answer = await send(shop, query, variables);
+    const spent = remember(shop, answer.extensions);
+    const errors = z.array(graphqlError).safeParse(answer.errors);
+    const list = errors.success ? errors.data : [];
+    if (list.some((e) => e.extensions?.code === "THROTTLED")) {
+      if (attempt >= MAX_TRIES) throw new AdminThrottled(`Shopify kept throttling ${shop} after ${attempt} tries; retried later`);
+      // Refill what this query asks for (at least a second when Shopify gives no figures).
+      const needed = waitFor(shop, spent?.requestedQueryCost ?? cost);
+      await wait(needed === 0 ? 1_000 : needed, "THROTTLED");
+      continue;
+    }
+    if (list.length || answer.data === undefined || answer.data === null) {
+      throw new AdminApiError(`Shopify answered with errors: ${list.map((e) => e.message).join("; ") || "no data"}`);
+    }
+    return answer.data;
+  }
+}
+
+interface RawAnswer {
+  data?: unknown;
+  errors?: unknown;
+  extensions?: unknown;
+}
+
+/**
+ * The library throws on a GraphQL error in a 200 (THROTTLED included), with the body attached:
+ * both come back here as one shape.
+ */
+async function send(shop: string, query: string, variables: Record<string, unknown>): Promise<RawAnswer> {
+  // Loaded on first use: the worker's modules must not configure the Shopify app when imported.
+  const { unauthenticated } = await import("../shopify.server");
+  const { admin } = await unauthenticated.admin(shop);
+  try {
+    const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
+    return (await response.json()) as RawAnswer;
+  } catch (error) {
+    const body = (error as { body?: { errors?: { graphQLErrors?: unknown }; extensions?: unknown; data?: unknown } }).body;
+    if (body && typeof body === "object" && body.errors?.graphQLErrors) {
+      return { data: body.data, errors: body.errors.graphQLErrors, extensions: body.extensions };
+    }
+    throw error;
+  }
+}
+
+/** Tests: forget what was learnt about the shops' buckets. */
+export function forgetAdminBudgets(): void {
+  buckets.clear();
+}

@@ -1,0 +1,19 @@
+/**
+ * The Admin GraphQL fields the app reads of each kind (what convert.ts maps), shared by the bulk
+ * export, the lookups of unknown objects and the reconciliation sweep: one object, one shape.
+ */
+const ADDRESS = "firstName lastName company address1 address2 city province provinceCode zip country countryCodeV2 phone";
+const MONEY = "shopMoney { amount currencyCode }";
+
+export const CUSTOMER_FIELDS = `id email firstName lastName phone state tags createdAt updatedAt numberOfOrders
+  amountSpent { amount currencyCode } defaultAddress { ${ADDRESS} }
+  emailMarketingConsent { marketingState marketingOptInLevel consentUpdatedAt }`;
+
+export const PRODUCT_FIELDS = `id title handle descriptionHtml vendor productType status tags publishedAt createdAt updatedAt featuredImage { url }`;
+export const VARIANT_FIELDS = "id sku barcode price title selectedOptions { value }";
+
+export const ORDER_FIELDS = `id name email phone createdAt updatedAt processedAt cancelledAt closedAt currencyCode
+  displayFinancialStatus displayFulfillmentStatus statusPageUrl test tags
+  totalPriceSet { ${MONEY} } subtotalPriceSet { ${MONEY} } totalTaxSet { ${MONEY} } totalDiscountsSet { ${MONEY} }
+  totalShippingPriceSet { ${MONEY} } customer { id email } billingAddress { ${ADDRESS} } shippingAddress { ${ADDRESS} }`;
+export const LINE_ITEM_FIELDS = `id name title sku vendor quantity originalUnitPriceSet { ${MONEY} } product { id } variant { id }`;

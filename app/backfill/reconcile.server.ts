@@ -1,0 +1,260 @@
+/**
+ * Reconciliation: once a day per connected shop, ask Shopify for the customers, orders and
+ * products updated since the last sweep (small paginated `updated_at:>` queries, not a bulk
+ * export) and record as deliveries (source "reconcile", events silent) those newer than what was
+ * synced — catching the webhooks Shopify never delivered. The planner's staleness and dedupe
+ * rules apply as to any delivery.
+ *
+ * One row per shop (ReconcileState). A worker claims a due row with SKIP LOCKED and works one
+ * page per step under a lease, so any number of workers sweep each shop exactly once a day, and
+ * a crash resumes from the saved kind and cursor.
+ */
+import { z } from "zod";
+import { database } from "../db.server";
+import { logger } from "../logger.server";
+import type { PipelinePolicy } from "../pipeline/policy";
+import { retryDelayMs } from "../pipeline/policy";
+import { adminQuery } from "./admin-graphql.server";
+import { customerBody, orderBody, productBody } from "./convert";
+import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
+
+const KINDS = ["customers", "orders", "products"] as const;
+type Kind = (typeof KINDS)[number];
+
+// Page sizes keep each query's cost well under Shopify's 1,000-point bucket.
+const SWEEP = {
+  customers: {
+    query: `#graphql
+      query ReconcileCustomers($query: String!, $first: Int!, $after: String) {
+        customers(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) { pageInfo { hasNextPage endCursor } nodes { ${CUSTOMER_FIELDS} } }
+      }`,
+    first: 100,
+    cost: 120,
+    objectKey: "customer",
+    topic: () => "customers/update",
+    body: (node: Node) => customerBody(node),
+  },
+  orders: {
+    query: `#graphql
+      query ReconcileOrders($query: String!, $first: Int!, $after: String) {
+        orders(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) { pageInfo { hasNextPage endCursor }
+          nodes { ${ORDER_FIELDS} lineItems(first: 50) { nodes { ${LINE_ITEM_FIELDS} } } } }
+      }`,
+    first: 10,
+    cost: 530,
+    objectKey: "order",
+    topic: () => "orders/updated",
+    body: (node: Node) => orderBody(node, children(node, "lineItems")),
+  },
+  products: {
+    query: `#graphql
+      query ReconcileProducts($query: String!, $first: Int!, $after: String) {
+        products(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) { pageInfo { hasNextPage endCursor }
+          nodes { ${PRODUCT_FIELDS} variants(first: 50) { nodes { ${VARIANT_FIELDS} } } } }
+      }`,
+    first: 10,
+    cost: 530,
+    objectKey: "product",
+    // A product never synced is planned as a create, so a draft is not "withdrawn".
+    topic: (known: boolean) => (known ? "products/update" : "products/create"),
+    body: (node: Node) => productBody(node, children(node, "variants")),
+  },
+} as const;
+
+const node = z.looseObject({ id: z.string(), updatedAt: z.string().nullish() });
+type Node = z.infer<typeof node>;
+const page = z.object({
+  pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }),
+  nodes: z.array(node),
+});
+
+function children(n: Node, field: string): unknown[] {
+  const connection = (n as Record<string, unknown>)[field];
+  const parsed = z.object({ nodes: z.array(z.unknown()) }).safeParse(connection);
+  return parsed.success ? parsed.data.nodes : [];
+}
+
+const numericId = (gid: string) => /\/(\d+)(?:\?.*)?$/.exec(gid)?.[1] ?? gid;
+
+let lastSeed = 0;
+let quietUntil = 0;
+const SEED_EVERY_MS = 60_000;
+
+/**
+ * Gives every connected shop without one its sweep row: first due a day after it connected,
+ * looking back to just before the connection (the history import covers what came earlier).
+ */
+export async function seedReconcileStates(policy: Pick<PipelinePolicy, "reconcileEveryMs" | "reconcileOverlapMs">): Promise<void> {
+  lastSeed = Date.now();
+  await database().sql.query(
+    `INSERT INTO "ReconcileState" (shop, "dueAt", "sweptThrough")
+     SELECT s.domain, coalesce(s."connectedAt", now()) + ($1::bigint * interval '1 millisecond'),
+            coalesce(s."connectedAt", now()) - ($2::bigint * interval '1 millisecond')
+       FROM "Shop" s
+      WHERE s."serviceKeyEnc" IS NOT NULL AND s."uninstalledAt" IS NULL
+        AND NOT EXISTS (SELECT 1 FROM "ReconcileState" r WHERE r.shop = s.domain)
+     ON CONFLICT (shop) DO NOTHING`,
+    [policy.reconcileEveryMs, policy.reconcileOverlapMs],
+  );
+}
+
+interface Claimed {
+  shop: string;
+  sweptThrough: Date;
+  kindIndex: number;
+  cursor: string | null;
+  attempts: number;
+}
+
+/**
+ * One page of one due sweep (the worker's unit of reconciliation work); `shop` limits it to one
+ * shop (the CLI). Returns 1 when it did something.
+ */
+export async function runReconcileStep(workerId: string, policy: PipelinePolicy, shop?: string): Promise<number> {
+  if (!shop) {
+    // A sweep is due once a day: an idle worker need not ask on every poll.
+    if (Date.now() < quietUntil) return 0;
+    if (Date.now() - lastSeed > SEED_EVERY_MS) await seedReconcileStates(policy);
+  }
+  const [row] = await database().sql.query<Claimed>(
+    `UPDATE "ReconcileState" r SET "lockedBy" = $1, "lockedUntil" = now() + ($2::int * interval '1 millisecond'),
+       attempts = r.attempts + 1, "startedAt" = coalesce(r."startedAt", now())
+     WHERE r.shop = (
+       SELECT q.shop FROM "ReconcileState" q JOIN "Shop" s ON s.domain = q.shop
+        WHERE q."dueAt" <= now() AND (q."lockedUntil" IS NULL OR q."lockedUntil" < now())
+          AND s."serviceKeyEnc" IS NOT NULL AND s."uninstalledAt" IS NULL AND ($3::text IS NULL OR q.shop = $3)
+        ORDER BY q."dueAt" LIMIT 1
+        FOR UPDATE OF q SKIP LOCKED)
+     RETURNING r.shop, r."sweptThrough" AT TIME ZONE 'UTC' AS "sweptThrough", r."kindIndex", r.cursor, r.attempts`,
+    [workerId, policy.leaseMs, shop ?? null],
+  );
+  if (!row) {
+    if (!shop) quietUntil = Date.now() + policy.pollMs * 20;
+    return 0;
+  }
+  try {
+    await sweepPage(row, workerId, policy);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    logger().warn({ shop: row.shop, attempt: row.attempts, err: message }, "reconciliation step failed; will retry");
+    // Resumes where it stopped (kind and cursor are kept).
+    await database().sql.query(
+      `UPDATE "ReconcileState" SET "dueAt" = now() + ($3::int * interval '1 millisecond'), "lastError" = $4, "lockedBy" = NULL, "lockedUntil" = NULL
+        WHERE shop = $1 AND "lockedBy" = $2`,
+      [row.shop, workerId, retryDelayMs(row.attempts, policy), message],
+    );
+  }
+  return 1;
+}
+
+async function sweepPage(row: Claimed, workerId: string, policy: PipelinePolicy): Promise<void> {
+  const kind: Kind = KINDS[row.kindIndex] ?? "products";
+  const sweep = SWEEP[kind];
+  const data = await adminQuery(
+    row.shop,
+    sweep.query,
+    { query: `updated_at:>'${row.sweptThrough.toISOString()}'`, first: sweep.first, after: row.cursor },
+    { cost: sweep.cost, maxWaitMs: Math.floor(policy.leaseMs / 4) },
+  );
+  const result = page.parse((data as Record<string, unknown>)[kind]);
+  const candidates = result.nodes.map((n) => ({ key: `${sweep.objectKey}:${numericId(n.id)}`, updated: n.updatedAt ?? null, n }));
+
+  const next = result.pageInfo.hasNextPage && result.pageInfo.endCursor
+    ? { kindIndex: row.kindIndex, cursor: result.pageInfo.endCursor }
+    : { kindIndex: row.kindIndex + 1, cursor: null };
+  const finished = next.kindIndex >= KINDS.length;
+
+  await database().sql.transaction(async (tx) => {
+    const [mine] = await tx.query(`SELECT 1 FROM "ReconcileState" WHERE shop = $1 AND "lockedBy" = $2 FOR UPDATE`, [row.shop, workerId]);
+    if (!mine) throw new Error("lease lost during the reconciliation step");
+    // Newer than what was synced, or never synced at all.
+    const newer = await tx.query<{ key: string; known: boolean }>(
+      `SELECT k.key, o."objectKey" IS NOT NULL AS known
+         FROM jsonb_to_recordset($2::jsonb) AS k(key text, updated timestamptz)
+         LEFT JOIN "ObjectState" o ON o.shop = $1 AND o."objectKey" = k.key
+        WHERE o."lastUpdatedAt" IS NULL OR k.updated IS NULL OR (k.updated AT TIME ZONE 'UTC') > o."lastUpdatedAt"`,
+      [row.shop, JSON.stringify(candidates.map((c) => ({ key: c.key, updated: c.updated })))],
+    );
+    const known = new Map(newer.map((r) => [r.key, r.known]));
+    const rows = candidates
+      .filter((c) => known.has(c.key))
+      .map((c) => ({
+        topic: sweep.topic(known.get(c.key)!),
+        eventId: `reconcile:${c.n.id}:${c.updated ?? ""}`,
+        rawBody: JSON.stringify(sweep.body(c.n)),
+      }));
+    if (rows.length) {
+      await tx.query(
+        `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source)
+         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", 'reconcile'
+           FROM jsonb_to_recordset($2::jsonb) AS r(topic text, "eventId" text, "rawBody" text)
+         ON CONFLICT (shop, topic, "eventId") DO NOTHING`,
+        [row.shop, JSON.stringify(rows)],
+      );
+    }
+    if (finished) {
+      // The next sweep looks back to a little before this one started (clock skew, late writes).
+      await tx.query(
+        `UPDATE "ReconcileState" SET "sweptThrough" = "startedAt" - ($2::bigint * interval '1 millisecond'),
+           "dueAt" = GREATEST("startedAt" + ($3::bigint * interval '1 millisecond'), now() + interval '1 minute'),
+           "lastEnqueued" = enqueued + $4, enqueued = 0, "startedAt" = NULL, "kindIndex" = 0, cursor = NULL,
+           attempts = 0, "lastError" = NULL, "lastSweepAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL
+         WHERE shop = $1`,
+        [row.shop, policy.reconcileOverlapMs, policy.reconcileEveryMs, rows.length],
+      );
+    } else {
+      await tx.query(
+        `UPDATE "ReconcileState" SET "kindIndex" = $2, cursor = $3, enqueued = enqueued + $4, attempts = 0, "lastError" = NULL,
+           "lockedBy" = NULL, "lockedUntil" = NULL
+         WHERE shop = $1`,
+        [row.shop, next.kindIndex, next.cursor, rows.length],
+      );
+    }
+    if (rows.length || finished) logger().info({ shop: row.shop, kind, enqueued: rows.length, finished }, "reconciliation page swept");
+  });
+}
+
+export interface ReconcileStatus {
+  dueAt: Date;
+  sweptThrough: Date;
+  running: boolean;
+  lastSweepAt: Date | null;
+  lastEnqueued: number | null;
+  lastError: string | null;
+}
+
+export async function reconcileStatus(shop: string): Promise<ReconcileStatus | null> {
+  const [row] = await database().sql.query<ReconcileStatus>(
+    `SELECT "dueAt" AT TIME ZONE 'UTC' AS "dueAt", "sweptThrough" AT TIME ZONE 'UTC' AS "sweptThrough", "startedAt" IS NOT NULL AS running,
+            "lastSweepAt" AT TIME ZONE 'UTC' AS "lastSweepAt", "lastEnqueued", "lastError"
+       FROM "ReconcileState" WHERE shop = $1`,
+    [shop],
+  );
+  return row ?? null;
+}
+
+export class ReconcileRefused extends Error {
+  override readonly name = "ReconcileRefused";
+}
+
+/**
+ * A sweep of one shop now, in this process (the CLI): the shop's row is made due and worked page
+ * by page to the end. Refused while a worker holds the shop's sweep.
+ */
+export async function reconcileShopNow(shop: string, workerId: string, policy: PipelinePolicy): Promise<ReconcileStatus> {
+  await seedReconcileStates(policy);
+  const [row] = await database().sql.query<{ shop: string }>(
+    `UPDATE "ReconcileState" SET "dueAt" = now() WHERE shop = $1 AND ("lockedUntil" IS NULL OR "lockedUntil" < now()) RETURNING shop`,
+    [shop],
+  );
+  if (!row) {
+    const exists = await reconcileStatus(shop);
+    throw new ReconcileRefused(exists ? `A reconciliation of ${shop} is under way in a worker; try again when it has finished.` : `${shop} is not connected: nothing to reconcile.`);
+  }
+  for (let steps = 0; ; steps++) {
+    const status = await reconcileStatus(shop);
+    if (steps > 0 && status && !status.running && status.dueAt.getTime() > Date.now()) return status;
+    if (status?.lastError && steps > 0) throw new ReconcileRefused(`The reconciliation of ${shop} failed: ${status.lastError}`);
+    await runReconcileStep(workerId, policy, shop);
+  }
+}

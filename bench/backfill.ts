@@ -1,0 +1,239 @@
+/**
+ * History import: a generated store exported through the (fake) Bulk Operations API as JSONL,
+ * streamed, planned and delivered to the marketing-service emulator.
+ *
+ *   npm run bench:backfill -- [--sizes 10000,50000,100000] [--db pglite|pg|both] [--workers 1]
+ *
+ * Size N = N customers + N orders (one line item each) + N/10 products (1–3 variants). For each
+ * size and database: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
+ * PostgreSQL database), the fake Shopify Admin and store in one child process and the emulator
+ * in another (their memory is not the app's), a connected shop with an offline session, then
+ * requestBackfill() and the sync worker(s) in this process (production policy), timed from the
+ * request until everything planned was delivered. RSS is sampled every 100 ms; "above idle" is
+ * the peak minus the RSS measured just before the import started.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { TEST_API_KEY, TEST_API_SECRET, applyTestEnv } from "../test/support/env";
+import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, tsxExecArgv } from "./support";
+
+const SELF = fileURLToPath(import.meta.url);
+const GOAL = { seconds: 300, rssAboveIdle: 300 * 1024 * 1024 };
+
+// ---------------------------------------------------------------------------------------------
+// Child: the fake Shopify Admin and a generated store (the JSONL files live here, not in the app).
+
+async function shopifyChild(): Promise<void> {
+  const { startFakeAdmin } = await import("../dev/shopify/fake-admin");
+  const { startFakeStore } = await import("../dev/shopify/fake-store");
+  const admin = await startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
+  let store: Awaited<ReturnType<typeof startFakeStore>> | undefined;
+  process.on("message", (m: { type: string; id: number; shop?: string; size?: number }) => {
+    const reply = (value: unknown) => process.send!({ type: `${m.type}:${m.id}`, value });
+    if (m.type === "store") {
+      // The newest store's resolvers answer (the fake Admin picks the last one registered).
+      void (async () => {
+        await store?.close();
+        store = await startFakeStore(admin, { customers: m.size!, orders: m.size!, products: Math.max(1, Math.floor(m.size! / 10)) });
+        reply(null);
+      })();
+    } else if (m.type === "token") {
+      // An offline token as token exchange would hand out (the app stores it as its session).
+      const token = `shpat_bench_${randomUUID().replaceAll("-", "")}`;
+      admin.issued.add(token);
+      admin.tokens.set(m.shop!, token);
+      reply(token);
+    } else if (m.type === "stop") {
+      void Promise.all([store?.close(), admin.close()]).then(() => process.disconnect());
+    }
+  });
+  process.send!({ type: "ready", url: admin.url });
+}
+
+interface ShopifyChild {
+  url: string;
+  store(size: number): Promise<void>;
+  token(shop: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+async function startShopifyChild(): Promise<ShopifyChild> {
+  const child: ChildProcess = fork(SELF, ["--shopify-child"], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const ready = await nextMessage<{ type: "ready"; url: string }>(child, "ready");
+  let seq = 0;
+  const ask = async <T,>(type: string, extra: Record<string, unknown>): Promise<T> => {
+    const id = ++seq;
+    const answer = nextMessage<{ type: string; value: T }>(child, `${type}:${id}`, 600_000);
+    child.send({ type, id, ...extra });
+    return (await answer).value;
+  };
+  return {
+    url: ready.url,
+    store: (size) => ask("store", { size }),
+    token: (shop) => ask("token", { shop }),
+    close: () => endChild(child),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: the app side, measured.
+
+interface Row {
+  db: string;
+  size: number;
+  objects: number;
+  seconds: number;
+  exportWaitSeconds: number;
+  calls: number;
+  notDelivered: string;
+  invalid: number;
+  idle: number;
+  peak: number;
+  load: string;
+}
+
+async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size: number, workers: number, adminUrl: string | undefined): Promise<Row> {
+  await shopify.store(size);
+  const emulator = await startEmulatorProcess();
+  const { openDatabase, installDatabase } = await import("../app/db.server");
+  const { connectShop } = await import("../app/shops/connection.server");
+  const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
+  const { startWorker } = await import("../app/pipeline/worker.server");
+  const { PrismaSessionStorage } = await import("../app/shopify/session-storage.server");
+  const { Session } = await import("@shopify/shopify-api");
+
+  const pgDb = dbKind === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;
+  const dir = dbKind === "pglite" ? mkdtempSync(path.join(tmpdir(), "ms-bench-backfill-")) : undefined;
+  const db = openDatabase(pgDb ? { kind: "postgres", url: pgDb.url } : { kind: "pglite", dataDir: dir! });
+  try {
+    await db.migrate();
+    installDatabase(db);
+    const shop = `bench-backfill-${randomUUID().slice(0, 8)}.myshopify.com`;
+    await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
+    const accessToken = await shopify.token(shop);
+    await new PrismaSessionStorage().storeSession(new Session({ id: `offline_${shop}`, shop, state: "bench", isOnline: false, accessToken, scope: "read_customers,read_orders,read_products" }));
+    await emulator.clear();
+
+    // Idle includes the code a first import loads (the Shopify library, undici): a first run in a
+    // process would otherwise count it as import memory.
+    await import("../app/shopify.server");
+    await import("../app/backfill/admin-graphql.server");
+    global.gc?.();
+    await sleep(500);
+    const idle = process.memoryUsage().rss;
+    const rss = sampleRss(100);
+    const t0 = performance.now();
+    await requestBackfill(shop, { orderDays: null });
+    const started = Array.from({ length: workers }, (_, k) => startWorker({ id: `bench-backfill-${k + 1}` }));
+    let exportWaitMs = 0;
+    try {
+      let last = performance.now();
+      for (;;) {
+        const p = await backfillProgress(shop);
+        const now = performance.now();
+        if (p && p.phase !== "import" && p.status !== "done") exportWaitMs += now - last;
+        last = now;
+        if (!p || p.status === "done" || p.status === "failed") {
+          if (p?.status === "failed") throw new Error(`import failed: ${p.lastError}`);
+          break;
+        }
+        await sleep(200);
+      }
+      await Promise.all(started.map((w) => w.idle({ timeoutMs: 1_800_000 })));
+    } finally {
+      await Promise.all(started.map((w) => w.stop()));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const peak = rss.stop();
+    const progress = await backfillProgress(shop);
+    const calls = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
+    const [{ invalid }] = await db.sql.query<{ invalid: number }>(`SELECT count(*)::int AS invalid FROM "WebhookDelivery" WHERE outcome = 'invalid'`);
+    return {
+      db: dbKind === "pglite" ? "PGlite" : "PostgreSQL",
+      size,
+      objects: progress?.objects ?? 0,
+      seconds,
+      exportWaitSeconds: exportWaitMs / 1000,
+      calls: calls.find((c) => c.status === "delivered")?.n ?? 0,
+      notDelivered: calls.filter((c) => c.status !== "delivered").map((c) => `${c.status} ${c.n}`).join(", ") || "0",
+      invalid,
+      idle,
+      peak,
+      load: loadavg().map((l) => l.toFixed(1)).join(" "),
+    };
+  } finally {
+    installDatabase(undefined);
+    await db.close();
+    await pgDb?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    await emulator.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: "string", default: "10000,50000,100000" },
+      db: { type: "string", default: "both" },
+      workers: { type: "string", default: "1" },
+    },
+  });
+  const sizes = values.sizes.split(",").map(Number);
+  const workers = Number(values.workers);
+  if (!sizes.every((n) => Number.isInteger(n) && n >= 10 && n <= 200_000) || !(workers >= 1 && workers <= 16)) throw new Error("--sizes a list of 10..200000, --workers 1..16");
+  if (!["pglite", "pg", "both"].includes(values.db)) throw new Error("--db pglite, pg or both");
+  const adminUrl = values.db === "pglite" ? undefined : await postgresAdminUrl({ postgres: values.db === "pg" });
+  const targets: ("pglite" | "postgres")[] = values.db === "pg" ? ["postgres"] : values.db === "pglite" || !adminUrl ? ["pglite"] : ["pglite", "postgres"];
+  console.log(`backfill: size N = N customers + N orders + N/10 products; ${workers} worker(s) in this process, production policy; ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}; node ${process.version}`);
+  if (values.db === "both" && !adminUrl) console.log("PostgreSQL: not measured (no server answered)");
+
+  // One fake Admin for the whole run: the app reads its address once.
+  const shopify = await startShopifyChild();
+  applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
+  const rows: Row[] = [];
+  try {
+    for (const db of targets) {
+      for (const size of sizes) {
+        process.stdout.write(`  ${db}, ${size} … `);
+        const row = await runOne(shopify, db, size, workers, adminUrl);
+        rows.push(row);
+        console.log(`${fmt(row.seconds, 1)} s, peak ${mib(row.peak - row.idle)} above idle`);
+      }
+    }
+  } finally {
+    await shopify.close();
+  }
+  console.log();
+  printTable(
+    ["db", "size", "objects", "seconds", "objects/s", "export wait s", "calls delivered", "not delivered", "invalid", "idle RSS", "peak above idle", "within 300 s / 300 MiB", "load (1/5/15)"],
+    rows.map((r) => [
+      r.db,
+      r.size,
+      r.objects,
+      fmt(r.seconds, 1),
+      fmt(r.objects / r.seconds, 0),
+      fmt(r.exportWaitSeconds, 1),
+      r.calls,
+      r.notDelivered,
+      r.invalid,
+      mib(r.idle),
+      mib(r.peak - r.idle),
+      r.seconds <= GOAL.seconds && r.peak - r.idle <= GOAL.rssAboveIdle ? "yes" : "no",
+      r.load,
+    ]),
+  );
+  console.log(`goal: ≤ ${GOAL.seconds} s and ≤ ${mib(GOAL.rssAboveIdle)} above idle at 100k (time linear in size, memory flat)`);
+}
+
+if (process.argv.includes("--shopify-child")) {
+  process.on("disconnect", () => setTimeout(() => process.exit(0), 2_000).unref());
+  await shopifyChild();
+} else {
+  await main();
+  process.exit(0);
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { HistoryView } from "~/admin/history.server";
+import { actionData, loadData, openPage, postForm, routeData } from "../admin/support";
+import { describeEachDatabase } from "../support/database";
+import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { install, newShop } from "./helpers";
+
+// The merchant's side of the history import: start it again with the orders period of their
+// choice, and watch it run (the page refreshes its data while it runs).
+describeEachDatabase("history import in the admin", (database) => {
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness({ database });
+  });
+  afterAll(() => h.close());
+
+  const resync = (shop: string, orders: string) =>
+    postForm(h.app.url, shop, "/app/connection", { intent: "resync", orders }).then((r) => actionData<{ ok: boolean; toast: string; errors?: Record<string, string> }>(r));
+  const history = async (shop: string) => (await routeData<{ history: HistoryView | null }>(await loadData(h.app.url, shop, "/app/connection"), "routes/app.connection")).history;
+
+  it("starts an import of the chosen orders period, refuses a second one, and shows progress while it runs", async () => {
+    const shop = newShop("admin-history");
+    await install(h, shop);
+    expect(await history(shop)).toBeNull();
+    expect(await openPage(h.app.url, shop, "/app/connection").then((r) => r.text())).toContain("Import history again");
+
+    const bad = await resync(shop, "12");
+    expect(bad).toMatchObject({ ok: false, errors: { orders: "Choose how far back to import orders." } });
+    expect(await h.app.db.prisma.backfillRun.count({ where: { shop } })).toBe(0);
+
+    expect(await resync(shop, "90")).toMatchObject({ ok: true, toast: "History import started" });
+    const run = await h.app.db.prisma.backfillRun.findFirstOrThrow({ where: { shop } });
+    const days = (Date.now() - run.ordersSince!.getTime()) / 86_400_000;
+    expect(days).toBeGreaterThan(89.9);
+    expect(days).toBeLessThan(90.1);
+    expect(await resync(shop, "all")).toMatchObject({ ok: false, toast: expect.stringMatching(/already under way/) });
+
+    // Mid-import: orders (3 of 3), 400 of the 1,000 lines Shopify exported.
+    await h.app.db.prisma.backfillRun.update({ where: { id: run.id }, data: { kindIndex: 2, phase: "import", objectCount: 1_000, linesDone: 400, objects: 5_300 } });
+    expect(await history(shop)).toMatchObject({ status: "queued", kind: "orders", kindNumber: 3, kinds: 3, exporting: false, done: 400, total: 1_000, objects: 5_300 });
+    const html = await openPage(h.app.url, shop, "/app/connection").then((r) => r.text());
+    expect(html).toContain('data-history-progress="40"');
+    expect(html).toMatch(/400<!-- --> \/ <!-- -->1,000/);
+    expect(html).not.toContain("Import history again");
+
+    await h.app.db.prisma.backfillRun.update({ where: { id: run.id }, data: { status: "done", finishedAt: new Date() } });
+    expect(await openPage(h.app.url, shop, "/app/connection").then((r) => r.text())).toContain("5,300 customers, products and orders imported");
+    expect(await resync(shop, "all")).toMatchObject({ ok: true });
+    const latest = await h.app.db.prisma.backfillRun.findFirstOrThrow({ where: { shop, status: "queued" } });
+    expect(latest.ordersSince).toBeNull();
+  });
+});

@@ -1,0 +1,106 @@
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
+import { reconcileShopNow, reconcileStatus, seedReconcileStates } from "~/backfill/reconcile.server";
+import { PIPELINE_POLICY, type PipelinePolicy } from "~/pipeline/policy";
+import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
+import { describeEachDatabase } from "../support/database";
+import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { install, newShop, numeric, until } from "./helpers";
+
+// The daily sweep: objects Shopify changed without a webhook reaching the app are asked for and
+// re-played (silent), once per shop per day whatever the number of workers.
+const SIZE = { customers: 20, products: 4, orders: 10 };
+const CLI_POLICY: PipelinePolicy = { ...PIPELINE_POLICY, ...FAST_POLICY };
+
+describeEachDatabase("reconciliation", (database) => {
+  let h: PipelineHarness;
+  let store: FakeStore;
+  beforeAll(async () => {
+    h = await startPipelineHarness({ database });
+    store = await startFakeStore(h.app.admin, SIZE, 5);
+  });
+  afterAll(async () => {
+    await store.close();
+    await h.close();
+  });
+  afterEach(async () => {
+    await h.stopWorkers();
+    h.emulator.reset();
+  });
+
+  /** A connected shop whose customers were imported, then one of them changed in Shopify with no webhook. */
+  async function shopWithMissedUpdate(index: number) {
+    const shop = newShop("reconcile");
+    await install(h, shop);
+    await requestBackfill(shop, { kinds: ["customers"] });
+    h.startWorkers(1, FAST_POLICY);
+    await until("the import", async () => (await backfillProgress(shop))?.status === "done");
+    await h.settle();
+    await h.stopWorkers();
+    h.emulator.reset();
+    const customer = store.touch("customers", index, { firstName: `Missed${index}` });
+    return { shop, customer };
+  }
+
+  const customerEvents = (email: string) =>
+    h.emulator.requests.filter((r) => r.path.startsWith("/api/events/customer/") && (r.body as { customer_email?: string }).customer_email === email);
+  const sweepCalls = (shop: string) => h.app.admin.calls.filter((c) => c.shop === shop && String((c.body as { query?: string }).query).includes("query Reconcile"));
+
+  it("a customer update Shopify never delivered reaches the service after the daily sweep, once, whatever the number of workers", async () => {
+    const { shop, customer } = await shopWithMissedUpdate(2);
+    await seedReconcileStates(PIPELINE_POLICY);
+    const seeded = await reconcileStatus(shop);
+    // First due a day after the connection.
+    expect(seeded!.dueAt.getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    expect(seeded!.lastSweepAt).toBeNull();
+    // The day has come: three workers compete for it.
+    await h.app.db.sql.query(`UPDATE "ReconcileState" SET "dueAt" = now() WHERE shop = $1`, [shop]);
+    h.startWorkers(3, FAST_POLICY);
+    const swept = await until("the sweep", async () => (await reconcileStatus(shop))?.lastSweepAt && reconcileStatus(shop));
+    await h.settle();
+
+    expect(swept.lastEnqueued).toBe(1);
+    expect(swept.dueAt.getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    // One page per kind, asked once: customers, orders, products.
+    expect(sweepCalls(shop).map((c) => /query (Reconcile\w+)/.exec(String((c.body as { query: string }).query))?.[1])).toEqual([
+      "ReconcileCustomers",
+      "ReconcileOrders",
+      "ReconcileProducts",
+    ]);
+    const events = customerEvents(customer.email as string);
+    expect(events).toHaveLength(1);
+    expect(events[0].body).toMatchObject({ first_name: `Missed2`, silent: true });
+    const delivery = await h.app.db.prisma.webhookDelivery.findFirstOrThrow({ where: { shop, source: "reconcile" } });
+    expect(delivery).toMatchObject({ topic: "customers/update", outcome: "planned" });
+    expect(delivery.rawBody).toContain(numeric(customer.id));
+  });
+
+  it("on demand (the CLI's reconcile): objects already synced are not sent again", async () => {
+    const { shop, customer } = await shopWithMissedUpdate(4);
+    // Orders and products never synced since the connection: nothing of theirs changed after it either.
+    const first = await reconcileShopNow(shop, "cli-test", CLI_POLICY);
+    expect(first.lastEnqueued).toBe(1);
+    h.startWorkers(1, FAST_POLICY);
+    await h.settle();
+    expect(customerEvents(customer.email as string).map((r) => (r.body as { first_name?: string }).first_name)).toEqual(["Missed4"]);
+
+    // A second sweep finds the same change already synced.
+    await h.stopWorkers();
+    const second = await reconcileShopNow(shop, "cli-test", CLI_POLICY);
+    expect(second.lastEnqueued).toBe(0);
+  });
+
+  it("a sweep that fails (Shopify throttling for minutes) resumes later and says why", async () => {
+    const { shop } = await shopWithMissedUpdate(6);
+    store.throttle({ currentlyAvailable: 0, restoreRate: 0 });
+    try {
+      await expect(reconcileShopNow(shop, "cli-test", CLI_POLICY)).rejects.toThrow(/API budget .* is spent/);
+      const status = await reconcileStatus(shop);
+      expect(status?.lastError).toMatch(/API budget/);
+      expect(status?.lastSweepAt).toBeNull();
+    } finally {
+      store.throttle({ currentlyAvailable: 2_000, restoreRate: 100 });
+    }
+    expect((await reconcileShopNow(shop, "cli-test", CLI_POLICY)).lastEnqueued).toBe(1);
+  });
+});
