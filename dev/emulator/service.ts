@@ -260,10 +260,16 @@ function firstOfNextMonth(): string {
 // State
 // ---------------------------------------------------------------------------
 
+const emailKey = (accountId: number, email: string) => `${accountId} ${email.toLowerCase()}`;
+
 export class ServiceState {
   accounts = new Map<number, AccountRec>();
   keys = new Map<string, ApiKeyRec>();
   people: PersonRec[] = [];
+  // Lookups by id and by account + email: a scan per request made a 100k-person import quadratic.
+  // Kept in step where people are added, re-addressed (emailChange) and deleted.
+  private peopleById = new Map<number, PersonRec>();
+  private peopleByEmail = new Map<string, PersonRec>();
   events: StoredEvent[] = [];
   unattachedEvents: StoredEvent[] = [];
   campaigns: CampaignRec[] = [];
@@ -352,9 +358,11 @@ export class ServiceState {
   // -------------------------------------------------------------- people
 
   findPerson(accountId: number, idOrEmail: string): PersonRec | undefined {
-    if (/^\d+$/.test(idOrEmail)) return this.people.find((p) => p.accountId === accountId && p.id === Number(idOrEmail));
-    const e = idOrEmail.toLowerCase();
-    return this.people.find((p) => p.accountId === accountId && p.email.toLowerCase() === e);
+    if (/^\d+$/.test(idOrEmail)) {
+      const p = this.peopleById.get(Number(idOrEmail));
+      return p?.accountId === accountId ? p : undefined;
+    }
+    return this.peopleByEmail.get(emailKey(accountId, idOrEmail));
   }
 
   private personByReference(accountId: number, ref: string): PersonRec | undefined {
@@ -386,6 +394,8 @@ export class ServiceState {
       timestamp: nowSec(),
     };
     this.people.push(p);
+    this.peopleById.set(p.id, p);
+    this.peopleByEmail.set(emailKey(accountId, email), p);
     return p;
   }
 
@@ -589,6 +599,8 @@ export class ServiceState {
     const p = this.findPerson(acc.id, idOrEmail);
     if (!p) return notFound(MESSAGES.personNotFound, acc.id);
     this.people = this.people.filter((x) => x !== p);
+    this.peopleById.delete(p.id);
+    this.peopleByEmail.delete(emailKey(p.accountId, p.email));
     this.events = this.events.filter((e) => e.personId !== p.id);
     return { status: SUCCESS_STATUS.deleted, accountId: acc.id };
   }
@@ -681,7 +693,11 @@ export class ServiceState {
     } else if (requested !== undefined && person.statusDetails !== "blocked") {
       person.statusDetails = requested;
     }
-    if (emailChange !== undefined) person.email = emailChange as string;
+    if (emailChange !== undefined) {
+      this.peopleByEmail.delete(emailKey(person.accountId, person.email));
+      person.email = emailChange as string;
+      this.peopleByEmail.set(emailKey(person.accountId, person.email), person);
+    }
     if (isObj(customFields)) {
       // §2.2: `source` is reserved and filled from the top-level field; §4.1: the two collide.
       // Permissive: the request is accepted and customFields.source is ignored.
