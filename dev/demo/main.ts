@@ -144,10 +144,24 @@ async function main() {
     }),
   );
   const replaySeconds = (Date.now() - deliveryStart) / 1000;
-  await worker.idle({ timeoutMs: 300_000 });
+  // The worker is idle when nothing is *due*; a call the faulty emulator sent into backoff is
+  // queued for later. Wait until nothing is waiting at all (within the same 5 minutes).
+  const drainDeadline = Date.now() + 300_000;
+  const drained = async (): Promise<void> => {
+    for (;;) {
+      await worker.idle({ timeoutMs: Math.max(drainDeadline - Date.now(), 1) });
+      const [waitingCalls, waitingDeliveries] = await Promise.all([
+        prisma().outboundCall.count({ where: { shop: SHOP, status: { in: ["queued", "running"] } } }),
+        prisma().webhookDelivery.count({ where: { shop: SHOP, status: { not: "done" } } }),
+      ]);
+      if (waitingCalls + waitingDeliveries === 0 || Date.now() > drainDeadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  };
+  await drained();
   // Abandonment waits an hour by default; move the clock for the demo's pending checkouts.
   const fastForwarded = await prisma().abandonmentTimer.updateMany({ where: { shop: SHOP, status: "pending" }, data: { dueAt: new Date() } });
-  await worker.idle({ timeoutMs: 300_000 });
+  await drained();
   const deliverySeconds = (Date.now() - deliveryStart) / 1000;
   clearInterval(ticker);
   await refresh();
