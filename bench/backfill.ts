@@ -3,6 +3,7 @@
  * streamed, planned and delivered to the marketing-service emulator.
  *
  *   npm run bench:backfill -- [--sizes 10000,50000,100000] [--db pglite|pg|both] [--workers 1]
+ *                             [--cpu-prof DIR] [--timeline]
  *
  * Size N = N customers + N orders (one line item each) + N/10 products (1–3 variants). For each
  * size and database: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
@@ -20,7 +21,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { TEST_API_KEY, TEST_API_SECRET, applyTestEnv } from "../test/support/env";
-import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, tsxExecArgv } from "./support";
+import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, startProfiler, tsxExecArgv } from "./support";
 
 const SELF = fileURLToPath(import.meta.url);
 const GOAL = { seconds: 300, rssAboveIdle: 300 * 1024 * 1024 };
@@ -97,9 +98,19 @@ interface Row {
   load: string;
 }
 
-async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size: number, workers: number, adminUrl: string | undefined): Promise<Row> {
+interface Options {
+  workers: number;
+  adminUrl: string | undefined;
+  /** Directory for V8 CPU profiles of this process (import window) and of the emulator child. */
+  cpuProf: string | undefined;
+  /** Print objects imported and calls delivered every 10 s (shows where a run slows down). */
+  timeline: boolean;
+}
+
+async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size: number, { workers, adminUrl, cpuProf, timeline }: Options): Promise<Row> {
   await shopify.store(size);
-  const emulator = await startEmulatorProcess();
+  const label = `${dbKind}-${size}`;
+  const emulator = await startEmulatorProcess(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=backfill-emulator-${label}.cpuprofile`] : []);
   const { openDatabase, installDatabase } = await import("../app/db.server");
   const { connectShop } = await import("../app/shops/connection.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
@@ -127,15 +138,22 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
     await sleep(500);
     const idle = process.memoryUsage().rss;
     const rss = sampleRss(100);
+    const profiler = cpuProf ? await startProfiler() : undefined;
     const t0 = performance.now();
     await requestBackfill(shop, { orderDays: null });
     const started = Array.from({ length: workers }, (_, k) => startWorker({ id: `bench-backfill-${k + 1}` }));
     let exportWaitMs = 0;
+    let nextTimeline = t0 + 10_000;
     try {
       let last = performance.now();
       for (;;) {
         const p = await backfillProgress(shop);
         const now = performance.now();
+        if (timeline && now >= nextTimeline) {
+          nextTimeline += 10_000;
+          const [{ delivered }] = await db.sql.query<{ delivered: number }>(`SELECT count(*)::int AS delivered FROM "OutboundCall" WHERE status = 'delivered'`);
+          console.log(`\n    ${fmt((now - t0) / 1000, 0)} s: ${p?.phase ?? "-"} ${p?.kind ?? "-"}, objects ${p?.objects ?? 0}, calls delivered ${delivered}, RSS ${mib(process.memoryUsage().rss)}`);
+        }
         if (p && p.phase !== "import" && p.status !== "done") exportWaitMs += now - last;
         last = now;
         if (!p || p.status === "done" || p.status === "failed") {
@@ -149,6 +167,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
       await Promise.all(started.map((w) => w.stop()));
     }
     const seconds = (performance.now() - t0) / 1000;
+    await profiler?.stop(path.join(cpuProf!, `backfill-app-${label}.cpuprofile`));
     const peak = rss.stop();
     const progress = await backfillProgress(shop);
     const calls = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
@@ -181,6 +200,8 @@ async function main(): Promise<void> {
       sizes: { type: "string", default: "10000,50000,100000" },
       db: { type: "string", default: "both" },
       workers: { type: "string", default: "1" },
+      "cpu-prof": { type: "string" },
+      timeline: { type: "boolean", default: false },
     },
   });
   const sizes = values.sizes.split(",").map(Number);
@@ -200,7 +221,7 @@ async function main(): Promise<void> {
     for (const db of targets) {
       for (const size of sizes) {
         process.stdout.write(`  ${db}, ${size} … `);
-        const row = await runOne(shopify, db, size, workers, adminUrl);
+        const row = await runOne(shopify, db, size, { workers, adminUrl, cpuProf: values["cpu-prof"] && path.resolve(values["cpu-prof"]), timeline: values.timeline });
         rows.push(row);
         console.log(`${fmt(row.seconds, 1)} s, peak ${mib(row.peak - row.idle)} above idle`);
       }

@@ -30,6 +30,7 @@ import {
   printTable,
   sampleRss,
   startEmulatorProcess,
+  startProfiler,
   type EmulatorProcess,
 } from "./support";
 
@@ -233,24 +234,6 @@ async function main(): Promise<void> {
   for (const r of statementReports) console.log(`\nstatements, ${r.label} (time from call to answer: includes waiting for the connection):\n${r.text}`);
   console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
   console.log("\nseconds = workers started → all idle() (deliveries were all queued before); calls = OutboundCall rows delivered; RSS of this process (app + workers + PGlite).");
-}
-
-/** `--cpu-prof DIR`: a V8 CPU profile of this process for the delivery phase only. */
-async function startProfiler(): Promise<{ stop(file: string): Promise<void> }> {
-  const { Session } = await import("node:inspector/promises");
-  const { mkdirSync, writeFileSync } = await import("node:fs");
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.start");
-  return {
-    stop: async (file) => {
-      const { profile } = await session.post("Profiler.stop");
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 /** Replays recorded requests straight to the emulator, `concurrency` in flight. */

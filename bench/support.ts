@@ -8,6 +8,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { Database } from "../app/db.server";
@@ -165,8 +166,8 @@ export interface EmulatorProcess {
 
 const SELF = fileURLToPath(import.meta.url);
 
-export async function startEmulatorProcess(): Promise<EmulatorProcess> {
-  const child = fork(SELF, ["--emulator-child"], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+export async function startEmulatorProcess(extraExecArgv: string[] = []): Promise<EmulatorProcess> {
+  const child = fork(SELF, ["--emulator-child"], { execArgv: [...tsxExecArgv(), ...extraExecArgv], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const ready = await nextMessage<{ type: "ready"; url: string; apiKey: string }>(child, "ready");
   let seq = 0;
   const ask = async <T,>(type: string): Promise<T> => {
@@ -274,6 +275,24 @@ export function timeStatements(db: Database): { reset(): void; report(): string 
         .join("\n");
       stats.clear();
       return text;
+    },
+  };
+}
+
+/** `--cpu-prof DIR`: a V8 CPU profile of this process over a measured window (started now, written on stop). */
+export async function startProfiler(): Promise<{ stop(file: string): Promise<void> }> {
+  const { Session } = await import("node:inspector/promises");
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post("Profiler.stop");
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
     },
   };
 }

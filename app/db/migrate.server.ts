@@ -25,6 +25,8 @@ export interface SqlRunner extends SqlQueryable {
   transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
   /** Runs fn holding a database-wide lock (a no-op for single-process PGlite). */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  /** Runs fn holding that lock if no other session holds it; otherwise returns undefined at once. */
+  tryWithAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T | undefined>;
 }
 
 export interface MigrationResult {

@@ -45,14 +45,17 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
     limit: policy.batchSize,
     leaseMs: policy.leaseMs,
     due: `q.status = '${CALL_STATUS.queued}' AND q."runAt" <= now()`,
-    // EXISTS rather than a join: a semi-join keeps the order of the (status, runAt, id) index, so
-    // the claim reads the queue only until its batch is full, however many shops there are.
+    // The shop check is a scalar subquery, not EXISTS: with real statistics (one shop, a backlog
+    // of 16k calls) the planner turned EXISTS into a join that fetched the shop's whole queue by
+    // (shop, status) and sorted it, 86 ms per claim against 7 ms for the index walk; a scalar
+    // subquery is never turned into a join, so the claim walks the (status, runAt, id) index in
+    // order and stops when its batch is full, however many shops there are.
     // Head of line per object. Written as "the smallest waiting id" rather than NOT EXISTS so the
     // (shop, objectKey, id) index serves it even without table statistics (PGlite has no autovacuum).
     // `<=` means `=` here (q itself is waiting, so the smallest is at most q.id), but the planner
     // estimates `=` to keep 0.5 % of the rows and then sorts the whole queue instead of walking the
     // index until the batch is full.
-    where: `EXISTS (SELECT 1 FROM "Shop" s WHERE s.domain = q.shop AND ${canReceiveDeliveriesSql("s")})
+    where: `COALESCE((SELECT true FROM "Shop" s WHERE s.domain = q.shop AND ${canReceiveDeliveriesSql("s")}), false)
       AND q.id <= (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
               AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)`,
     orderBy: `q."runAt", q.id`,

@@ -47,6 +47,8 @@ export const PIPELINE_POLICY = {
   pruneEveryMs: 60 * 60_000,
   /** PGlite has no autovacuum: refresh the queue tables' statistics this often. */
   analyzeEveryMs: 30_000,
+  /** How often a worker looks whether the queue tables need a VACUUM (upkeep.server.ts). */
+  upkeepCheckMs: 5_000,
 } as const;
 
 export type PipelinePolicy = { -readonly [K in keyof typeof PIPELINE_POLICY]: number };

@@ -13,6 +13,7 @@ import { CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { pruneCounterHistory } from "./counters.server";
 import { pruneOldRows } from "./retention.server";
+import { upkeepQueueTables } from "./upkeep.server";
 
 /** Rows planned and delivered after which PGlite's statistics are refreshed before their time. */
 const ANALYZE_AFTER_CHANGES = 2_000;
@@ -46,6 +47,8 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   let lastAnalyze = 0;
   let changedSinceAnalyze = 0;
   let lastSideWork = 0;
+  let lastUpkeep = Date.now();
+  let upkeepInFlight: Promise<unknown> | undefined;
   let sideWorkFound = false;
   let wake: (() => void) | undefined;
   const idleWaiters: (() => void)[] = [];
@@ -82,6 +85,22 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
         lastAnalyze = Date.now();
         changedSinceAnalyze = 0;
         await refreshQueueStatistics();
+      }
+    }
+    if (Date.now() - lastUpkeep > policy.upkeepCheckMs && !upkeepInFlight) {
+      if (database().kind === "pglite") {
+        // VACUUM holds PGlite's one connection: not while webhooks arrive, unless long overdue.
+        const busy = (await yieldToWebhooks(policy)).batchSize < policy.batchSize;
+        if (!busy || Date.now() - lastUpkeep > 10 * policy.upkeepCheckMs) {
+          lastUpkeep = Date.now();
+          await upkeepQueueTables().catch(failed("upkeep"));
+        }
+      } else {
+        // PostgreSQL vacuums beside the traffic: the loop goes on meanwhile.
+        lastUpkeep = Date.now();
+        upkeepInFlight = upkeepQueueTables()
+          .catch(failed("upkeep"))
+          .finally(() => (upkeepInFlight = undefined));
       }
     }
     if (Date.now() - lastPrune > policy.pruneEveryMs) {
@@ -132,6 +151,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       stopping = true;
       wake?.();
       await loop;
+      await upkeepInFlight;
       log.info("worker stopped");
     },
   };

@@ -261,6 +261,7 @@ function firstOfNextMonth(): string {
 // ---------------------------------------------------------------------------
 
 const emailKey = (accountId: number, email: string) => `${accountId} ${email.toLowerCase()}`;
+const referenceKey = (accountId: number, ref: string) => `${accountId} ${ref}`;
 
 export class ServiceState {
   accounts = new Map<number, AccountRec>();
@@ -270,6 +271,10 @@ export class ServiceState {
   // Kept in step where people are added, re-addressed (emailChange) and deleted.
   private peopleById = new Map<number, PersonRec>();
   private peopleByEmail = new Map<string, PersonRec>();
+  // People by account + customFields.referenceId (events name their person by it when the email is
+  // unknown, e.g. guest orders: a scan there made a 100k import quadratic). Kept in step by
+  // setCustomField and deletePerson, the only writers of customFields after creation.
+  private peopleByReference = new Map<string, PersonRec[]>();
   events: StoredEvent[] = [];
   unattachedEvents: StoredEvent[] = [];
   campaigns: CampaignRec[] = [];
@@ -365,8 +370,29 @@ export class ServiceState {
     return this.peopleByEmail.get(emailKey(accountId, idOrEmail));
   }
 
+  /** The earliest-created person of the account whose customFields.referenceId is `ref`. */
   private personByReference(accountId: number, ref: string): PersonRec | undefined {
-    return this.people.find((p) => p.accountId === accountId && p.customFields.referenceId !== undefined && String(p.customFields.referenceId) === ref);
+    return this.peopleByReference.get(referenceKey(accountId, ref))?.[0];
+  }
+
+  private setCustomField(person: PersonRec, key: string, value: unknown) {
+    if (key === "referenceId") this.unindexReference(person);
+    if (value === undefined) delete person.customFields[key];
+    else person.customFields[key] = value;
+    if (key === "referenceId" && value !== undefined) {
+      const k = referenceKey(person.accountId, String(value));
+      const list = [...(this.peopleByReference.get(k) ?? []), person].sort((a, b) => a.id - b.id);
+      this.peopleByReference.set(k, list);
+    }
+  }
+
+  private unindexReference(person: PersonRec) {
+    const old = person.customFields.referenceId;
+    if (old === undefined) return;
+    const k = referenceKey(person.accountId, String(old));
+    const rest = (this.peopleByReference.get(k) ?? []).filter((p) => p !== person);
+    if (rest.length) this.peopleByReference.set(k, rest);
+    else this.peopleByReference.delete(k);
   }
 
   personStatus(p: PersonRec): "active" | "inactive" {
@@ -601,6 +627,7 @@ export class ServiceState {
     this.people = this.people.filter((x) => x !== p);
     this.peopleById.delete(p.id);
     this.peopleByEmail.delete(emailKey(p.accountId, p.email));
+    this.unindexReference(p);
     this.events = this.events.filter((e) => e.personId !== p.id);
     return { status: SUCCESS_STATUS.deleted, accountId: acc.id };
   }
@@ -703,8 +730,7 @@ export class ServiceState {
       // Permissive: the request is accepted and customFields.source is ignored.
       for (const [k, v] of Object.entries(customFields)) {
         if (k === "source") continue;
-        if (v === null) delete person.customFields[k];
-        else person.customFields[k] = v;
+        this.setCustomField(person, k, v === null ? undefined : v);
       }
     }
     if (person.customFields.source === undefined) person.customFields.source = source; // first write wins
@@ -751,7 +777,7 @@ export class ServiceState {
       (handle.referenceId ? this.personByReference(acc.id, handle.referenceId) : undefined);
     if (!person && handle.uuid) {
       const ref = this.eventUuids.get(handle.uuid);
-      if (ref && ref.accountId === acc.id) person = this.people.find((p) => p.id === ref.personId);
+      if (ref && ref.accountId === acc.id) person = this.peopleById.get(ref.personId);
     }
     if ((type === "customer" || type === "user") && body.is_contact === true) {
       person = this.syncContact(acc, type, body, person);
@@ -782,7 +808,7 @@ export class ServiceState {
       ["phone", "phoneNumber"],
     ];
     for (const [from, to] of map) if (typeof body[from] === "string") person.customFields[to] = body[from];
-    if (body.referenceId !== undefined) person.customFields.referenceId = String(body.referenceId);
+    if (body.referenceId !== undefined) this.setCustomField(person, "referenceId", String(body.referenceId));
     if (person.customFields.source === undefined) person.customFields.source = body.source;
     return person;
   }
