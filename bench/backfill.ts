@@ -5,7 +5,9 @@
  *   npm run bench:backfill -- [--sizes 10000,50000,100000] [--db pglite|pg|both] [--workers 1]
  *                             [--cpu-prof DIR] [--timeline]
  *
- * Size N = N customers + N orders (one line item each) + N/10 products (1–3 variants). For each
+ * Size N = N customers + N orders (one line item each) + N/10 products (1–3 variants); each export
+ * takes 3 s by the clock at the fake Shopify (EXPORT_MS; real ones take minutes for large stores,
+ * which is why the next kind's export is started while one kind is imported). For each
  * size and database: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), the fake Shopify Admin and store in one child process and the emulator
  * in another (their memory is not the app's), a connected shop with an offline session, then
@@ -25,6 +27,7 @@ import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl,
 
 const SELF = fileURLToPath(import.meta.url);
 const GOAL = { seconds: 300, rssAboveIdle: 300 * 1024 * 1024 };
+const EXPORT_MS = 3_000;
 
 // ---------------------------------------------------------------------------------------------
 // Child: the fake Shopify Admin and a generated store (the JSONL files live here, not in the app).
@@ -40,7 +43,8 @@ async function shopifyChild(): Promise<void> {
       // The newest store's resolvers answer (the fake Admin picks the last one registered).
       void (async () => {
         await store?.close();
-        store = await startFakeStore(admin, { customers: m.size!, orders: m.size!, products: Math.max(1, Math.floor(m.size! / 10)) });
+        // Each export takes EXPORT_MS by the clock, as Shopify's take time (theirs: minutes for large stores).
+        store = await startFakeStore(admin, { customers: m.size!, orders: m.size!, products: Math.max(1, Math.floor(m.size! / 10)) }, { exportMs: EXPORT_MS });
         reply(null);
       })();
     } else if (m.type === "token") {

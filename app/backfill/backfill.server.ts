@@ -5,7 +5,8 @@
  *
  * A run is a row in BackfillRun, worked on in steps by the sync worker (submit → wait → import a
  * chunk), each step under a lease and checkpointed (linesDone, bytesDone), so a crash or restart continues
- * where it stopped. One run per shop at a time.
+ * where it stopped. One run per shop at a time. Once a kind's export is ready, the next kind's is
+ * started, so Shopify prepares it while this one is imported (one export at a time per shop).
  */
 import { createInterface } from "node:readline";
 import { request } from "undici";
@@ -124,6 +125,7 @@ interface ClaimedRun {
   ordersSince: Date | null;
   phase: string;
   bulkOperationId: string | null;
+  nextBulkOperationId: string | null;
   resultUrl: string | null;
   linesDone: number;
   bytesDone: number;
@@ -152,7 +154,7 @@ async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<
     due: `q.status IN ('${BACKFILL_STATUS.queued}') AND q."runAt" <= now()`,
     orderBy: `q."createdAt"`,
     key: "id",
-    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "resultUrl", "linesDone", "bytesDone"::float8 AS "bytesDone", attempts`,
+    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "nextBulkOperationId", "resultUrl", "linesDone", "bytesDone"::float8 AS "bytesDone", attempts`,
   });
   if (!run) return 0;
   try {
@@ -172,6 +174,7 @@ interface StepResult {
   phase?: string;
   kindIndex?: number;
   bulkOperationId?: string | null;
+  nextBulkOperationId?: string | null;
   resultUrl?: string | null;
   objectCount?: number | null;
   linesDone?: number;
@@ -201,6 +204,19 @@ async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): 
     }
     return { delayMs: policy.backfillPollMs };
   }
+  const nextKindName = run.kinds[run.kindIndex + 1] as BackfillKind | undefined;
+  if (nextKindName && run.nextBulkOperationId === null) {
+    // This kind's export is complete, so starting the next one keeps to one export at a time.
+    // An optimisation only: if Shopify refuses it now, the export is started when its turn comes.
+    try {
+      const id = await submitBulkQuery(run.shop, bulkQuery(nextKindName, run.ordersSince));
+      logger().info({ shop: run.shop, run: run.id, kind: nextKindName, bulkOperation: id }, "history export started ahead");
+      return { nextBulkOperationId: id };
+    } catch (error) {
+      logger().warn({ shop: run.shop, run: run.id, kind: nextKindName, err: error instanceof Error ? error.message : String(error) }, "history export not started ahead");
+      return { nextBulkOperationId: "" };
+    }
+  }
   // Backpressure: the next chunk waits while the shop still has two chunks of imported objects to
   // plan, so live webhooks never queue behind the whole store and each claim sorts a short queue.
   if ((await backlog(run.shop, policy.backfillChunk * BACKLOG_CHUNKS)) >= policy.backfillChunk * BACKLOG_CHUNKS) {
@@ -225,8 +241,11 @@ async function backlog(shop: string, limit: number): Promise<number> {
 
 function nextKind(run: ClaimedRun): StepResult {
   const kindIndex = run.kindIndex + 1;
-  if (kindIndex >= run.kinds.length) return { status: BACKFILL_STATUS.done, kindIndex };
-  return { kindIndex, phase: PHASE.submit, bulkOperationId: null, resultUrl: null, linesDone: 0, objectCount: null };
+  if (kindIndex >= run.kinds.length) return { status: BACKFILL_STATUS.done, kindIndex, nextBulkOperationId: null };
+  const fresh = { kindIndex, resultUrl: null, linesDone: 0, objectCount: null, nextBulkOperationId: null };
+  // Started ahead: wait for it (probably finished already) instead of submitting another.
+  if (run.nextBulkOperationId) return { ...fresh, phase: PHASE.wait, bulkOperationId: run.nextBulkOperationId };
+  return { ...fresh, phase: PHASE.submit, bulkOperationId: null };
 }
 
 async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promise<void> {
@@ -237,6 +256,7 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
        phase = coalesce($4, phase), "kindIndex" = coalesce($5, "kindIndex"),
        "bulkOperationId" = CASE WHEN $6::boolean THEN $7 ELSE "bulkOperationId" END,
        "resultUrl" = CASE WHEN $8::boolean THEN $9 ELSE "resultUrl" END,
+       "nextBulkOperationId" = CASE WHEN $17::boolean THEN $18 ELSE "nextBulkOperationId" END,
        "objectCount" = CASE WHEN $10::boolean THEN $11 ELSE "objectCount" END,
        "linesDone" = coalesce($12, "linesDone"), "bytesDone" = CASE WHEN $12::int IS NOT NULL THEN 0 ELSE "bytesDone" END,
        "runAt" = now() + ($13::int * interval '1 millisecond'),
@@ -261,6 +281,8 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
       r.lastError ?? null,
       Boolean(r.keepAttempts),
       finished,
+      "nextBulkOperationId" in r,
+      r.nextBulkOperationId ?? null,
     ],
   );
   if (r.status === BACKFILL_STATUS.done) logger().info({ shop: run.shop, run: run.id }, "history import finished");

@@ -4,7 +4,8 @@ import { GraphqlReply, type FakeAdmin } from "./fake-admin";
 
 /**
  * A generated store behind the fake Admin's Bulk Operations API: `bulkOperationRunQuery` answers
- * with an operation that is RUNNING on the first poll and COMPLETED on the next, whose JSONL file
+ * with an operation that is RUNNING on the first poll and COMPLETED on the next (or, with
+ * `exportMs`, as Shopify does: COMPLETED once that long has passed since it started), whose JSONL file
  * (parents first, each followed by its children with `__parentId`, as Shopify writes it) is served
  * over HTTP. The data is as messy as real stores: missing emails, other currencies, ids beyond
  * 2^53, unicode names, drafts, orders without a customer.
@@ -20,6 +21,12 @@ export interface StoreSize {
   orders: number;
 }
 
+export interface StoreOptions {
+  seed?: number;
+  /** How long an export takes, by the clock (default: RUNNING for exactly one poll). */
+  exportMs?: number;
+}
+
 type Line = Record<string, unknown>;
 
 export interface FakeStore {
@@ -29,7 +36,7 @@ export interface FakeStore {
   /** Range requests answered: the byte offsets asked for. */
   ranges: string[];
   /** Bulk operations started, by kind. */
-  operations: { id: string; kind: string; polls: number; url: string }[];
+  operations: { id: string; kind: string; polls: number; url: string; startedAt: number }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
   customer(index: number): Line;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
@@ -46,7 +53,7 @@ export interface FakeStore {
 
 const BIG = 7_000_000_000_000_000_000n; // ids beyond 2^53, exact in the JSONL text
 
-export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7): Promise<FakeStore> {
+export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed = 7, exportMs }: StoreOptions = {}): Promise<FakeStore> {
   let state = seed;
   const random = () => {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -226,7 +233,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
     files.set(path, Buffer.from(text, "utf8"));
     // Shopify counts every object of the export, nested ones included (one per JSONL line).
     lineCounts.set(id, text.split("\n").filter(Boolean).length);
-    operations.push({ id, kind, polls: 0, url: base + path });
+    operations.push({ id, kind, polls: 0, url: base + path, startedAt: Date.now() });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
   }));
   admin.onGraphql("ReadBulk", metered("ReadBulk", 1, (variables) => {
@@ -234,7 +241,8 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, seed = 7
     if (!op) return { node: null };
     op.polls++;
     const count = lineCounts.get(op.id) ?? 0;
-    if (op.polls === 1) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
+    const running = exportMs === undefined ? op.polls === 1 : Date.now() - op.startedAt < exportMs;
+    if (running) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
     return { node: { id: op.id, status: "COMPLETED", errorCode: null, objectCount: String(count), url: count ? op.url : null } };
   }));
 

@@ -196,6 +196,25 @@ describeEachDatabase("history backfill", (database) => {
     for (const o of store.objects.orders) expect(bodies.find((b) => b.admin_graphql_api_id === o.id)?.line_items).toHaveLength(1);
   });
 
+  // Shopify takes minutes to export a large store: the next kind's export is started as soon as
+  // one kind's is ready (one export at a time), so it is prepared while that kind is imported.
+  it("starts the next kind's export while the current kind is still being imported", async () => {
+    const shop = newShop();
+    await install(shop);
+    const before = store.operations.length;
+    await requestBackfill(shop, { orderDays: null });
+    h.startWorkers(1, FAST_POLICY);
+    while (store.operations.length < before + 2) await sleep(5);
+    const run = await h.app.db.prisma.backfillRun.findFirstOrThrow({ where: { shop } });
+    expect(store.operations.slice(before).map((o) => o.kind)).toEqual(["customers", "products"]);
+    // Still on customers, none of them imported yet.
+    expect({ kindIndex: run.kindIndex, objects: run.objects }).toEqual({ kindIndex: 0, objects: 0 });
+    await finished(shop);
+    expect(await backfillProgress(shop)).toMatchObject({ status: "done", kindsDone: 3, objects: SIZE.customers + SIZE.products + SIZE.orders });
+    // One export per kind: none started twice.
+    expect(store.operations.slice(before).map((o) => o.kind)).toEqual(["customers", "products", "orders"]);
+  });
+
   it("the bulk_operations/finish webhook wakes a run instead of waiting for the next poll", async () => {
     const shop = newShop();
     await install(shop);

@@ -17,7 +17,7 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
   let store: FakeStore;
   beforeAll(async () => {
     h = await startPipelineHarness({ database });
-    store = await startFakeStore(h.app.admin, SIZE, 11);
+    store = await startFakeStore(h.app.admin, SIZE, { seed: 11 });
   });
   afterAll(async () => {
     await store.close();

@@ -17,7 +17,7 @@ describeEachDatabase("reconciliation", (database) => {
   let store: FakeStore;
   beforeAll(async () => {
     h = await startPipelineHarness({ database });
-    store = await startFakeStore(h.app.admin, SIZE, 5);
+    store = await startFakeStore(h.app.admin, SIZE, { seed: 5 });
   });
   afterAll(async () => {
     await store.close();
