@@ -3,7 +3,7 @@
  * streamed, planned and delivered to the marketing-service emulator.
  *
  *   npm run bench:backfill -- [--sizes 10000,50000,100000] [--db pglite|pg|both] [--workers 1]
- *                             [--cpu-prof DIR] [--timeline]
+ *                             [--cpu-prof DIR] [--timeline] [--statements]
  *
  * Size N = N customers + N orders (one line item each) + N/10 products (1–3 variants); each export
  * takes 3 s by the clock at the fake Shopify (EXPORT_MS; real ones take minutes for large stores,
@@ -23,7 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { TEST_API_KEY, TEST_API_SECRET, applyTestEnv } from "../test/support/env";
-import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, startProfiler, tsxExecArgv } from "./support";
+import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, startProfiler, timeStatements, tsxExecArgv } from "./support";
 
 const SELF = fileURLToPath(import.meta.url);
 const GOAL = { seconds: 300, rssAboveIdle: 300 * 1024 * 1024 };
@@ -109,9 +109,11 @@ interface Options {
   cpuProf: string | undefined;
   /** Print objects imported and calls delivered every 10 s (shows where a run slows down). */
   timeline: boolean;
+  /** Print the count and time of each kind of SQL statement run through the raw runner. */
+  statements: boolean;
 }
 
-async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size: number, { workers, adminUrl, cpuProf, timeline }: Options): Promise<Row> {
+async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size: number, { workers, adminUrl, cpuProf, timeline, statements }: Options): Promise<Row> {
   await shopify.store(size);
   const label = `${dbKind}-${size}`;
   const emulator = await startEmulatorProcess(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=backfill-emulator-${label}.cpuprofile`] : []);
@@ -143,6 +145,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
     const idle = process.memoryUsage().rss;
     const rss = sampleRss(100);
     const profiler = cpuProf ? await startProfiler() : undefined;
+    const timed = statements ? timeStatements(db) : undefined;
     const t0 = performance.now();
     await requestBackfill(shop, { orderDays: null });
     const started = Array.from({ length: workers }, (_, k) => startWorker({ id: `bench-backfill-${k + 1}` }));
@@ -173,6 +176,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
     const seconds = (performance.now() - t0) / 1000;
     await profiler?.stop(path.join(cpuProf!, `backfill-app-${label}.cpuprofile`));
     const peak = rss.stop();
+    if (timed) console.log(`\n${timed.report()}`);
     const progress = await backfillProgress(shop);
     const calls = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
     const [{ invalid }] = await db.sql.query<{ invalid: number }>(`SELECT count(*)::int AS invalid FROM "WebhookDelivery" WHERE outcome = 'invalid'`);
@@ -206,6 +210,7 @@ async function main(): Promise<void> {
       workers: { type: "string", default: "1" },
       "cpu-prof": { type: "string" },
       timeline: { type: "boolean", default: false },
+      statements: { type: "boolean", default: false },
     },
   });
   const sizes = values.sizes.split(",").map(Number);
@@ -225,7 +230,7 @@ async function main(): Promise<void> {
     for (const db of targets) {
       for (const size of sizes) {
         process.stdout.write(`  ${db}, ${size} … `);
-        const row = await runOne(shopify, db, size, { workers, adminUrl, cpuProf: values["cpu-prof"] && path.resolve(values["cpu-prof"]), timeline: values.timeline });
+        const row = await runOne(shopify, db, size, { workers, adminUrl, cpuProf: values["cpu-prof"] && path.resolve(values["cpu-prof"]), timeline: values.timeline, statements: values.statements });
         rows.push(row);
         console.log(`${fmt(row.seconds, 1)} s, peak ${mib(row.peak - row.idle)} above idle`);
       }
