@@ -55,7 +55,8 @@ describeEachDatabase("claims", (database) => {
     } finally {
       sql.query = query;
     }
-    const due = plan?.Plans?.find((p) => p["Subplan Name"] === "CTE due");
+    // (With the occasional scan for expired leases, the due rows are the CTE "due".)
+    const due = plan?.Plans?.find((p) => p["Subplan Name"] === "CTE due") ?? plan;
     expect(due).toBeDefined();
     expect(nodeTypes(due!)).not.toContain("Sort");
     expect(nodeTypes(due!)).toContain("Index Scan");
