@@ -74,34 +74,31 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     }
     await storefrontStep(id); // the daily tracker refresh (app/storefront): throttled inside, not counted as queue work
     changedSinceAnalyze += planned + delivered;
+    const pglite = database().kind === "pglite";
     // PGlite has no autovacuum: statistics every analyzeEveryMs, and sooner when the queues changed
     // a lot (a claim planned on statistics of an empty table sorts the whole backlog).
     const stale = changedSinceAnalyze >= ANALYZE_AFTER_CHANGES && Date.now() - lastAnalyze > 2_000;
-    if (database().kind === "pglite" && (stale || Date.now() - lastAnalyze > policy.analyzeEveryMs)) {
-      // A statement holds the one thread: not while webhooks arrive, unless long overdue.
-      const given = await yieldToWebhooks(policy);
-      const busy = given.batchSize < policy.batchSize;
-      if (!busy || Date.now() - lastAnalyze > 10 * policy.analyzeEveryMs) {
+    const analyzeDue = pglite && (stale || Date.now() - lastAnalyze > policy.analyzeEveryMs);
+    const upkeepDue = Date.now() - lastUpkeep > policy.upkeepCheckMs && !upkeepInFlight;
+    if (pglite && (analyzeDue || upkeepDue)) {
+      // ANALYZE and VACUUM hold PGlite's one connection and the one thread: after one wait for a
+      // lull, and not while webhooks keep arriving unless long overdue.
+      const busy = (await yieldToWebhooks(policy)).batchSize < policy.batchSize;
+      if (analyzeDue && (!busy || Date.now() - lastAnalyze > 10 * policy.analyzeEveryMs)) {
         lastAnalyze = Date.now();
         changedSinceAnalyze = 0;
         await refreshQueueStatistics();
       }
-    }
-    if (Date.now() - lastUpkeep > policy.upkeepCheckMs && !upkeepInFlight) {
-      if (database().kind === "pglite") {
-        // VACUUM holds PGlite's one connection: not while webhooks arrive, unless long overdue.
-        const busy = (await yieldToWebhooks(policy)).batchSize < policy.batchSize;
-        if (!busy || Date.now() - lastUpkeep > 10 * policy.upkeepCheckMs) {
-          lastUpkeep = Date.now();
-          await upkeepQueueTables().catch(failed("upkeep"));
-        }
-      } else {
-        // PostgreSQL vacuums beside the traffic: the loop goes on meanwhile.
+      if (upkeepDue && (!busy || Date.now() - lastUpkeep > 10 * policy.upkeepCheckMs)) {
         lastUpkeep = Date.now();
-        upkeepInFlight = upkeepQueueTables()
-          .catch(failed("upkeep"))
-          .finally(() => (upkeepInFlight = undefined));
+        await upkeepQueueTables().catch(failed("upkeep"));
       }
+    } else if (upkeepDue) {
+      // PostgreSQL vacuums beside the traffic: the loop goes on meanwhile.
+      lastUpkeep = Date.now();
+      upkeepInFlight = upkeepQueueTables()
+        .catch(failed("upkeep"))
+        .finally(() => (upkeepInFlight = undefined));
     }
     if (Date.now() - lastPrune > policy.pruneEveryMs) {
       lastPrune = Date.now();
