@@ -1,8 +1,8 @@
 import { Form, useNavigation, useRevalidator } from "@remix-run/react";
-import { Badge, BlockStack, Box, Button, Card, InlineStack, ProgressBar, Select, Text } from "@shopify/polaris";
+import { Badge, BlockStack, Box, Button, InlineStack, ProgressBar, Select, Text } from "@shopify/polaris";
 import { useEffect, useRef, useState } from "react";
 import type { HistoryView } from "./history.server";
-import { formatDuration, formatNumber, formatWhen } from "./ui";
+import { formatDuration, formatNumber, formatWhen, SectionCard } from "./ui";
 
 const POLL_MS = 2_000;
 const KIND_LABEL: Record<string, string> = { customers: "Customers", products: "Products", orders: "Orders" };
@@ -48,67 +48,64 @@ export function HistoryImport({ history }: { history: HistoryView | null }) {
   const kind = history?.kind ? (KIND_LABEL[history.kind] ?? history.kind) : null;
 
   return (
-    <Card>
-      <BlockStack gap="300">
-        <InlineStack gap="200" blockAlign="center">
-          <Text as="h2" variant="headingMd">
-            Store history
+    <SectionCard
+      title="Store history"
+      badge={
+        history && (
+          <Badge tone={history.status === "done" ? "success" : history.status === "failed" ? "critical" : "info"}>
+            {history.status === "done" ? "Imported" : history.status === "failed" ? "Failed" : "Importing"}
+          </Badge>
+        )
+      }
+    >
+      {active && history ? (
+        <BlockStack gap="200">
+          <Text as="p">
+            {kind ?? "Starting"} ({history.kindNumber} of {history.kinds}){history.exporting ? ": Shopify is preparing the export…" : ""}
           </Text>
-          {history && (
-            <Badge tone={history.status === "done" ? "success" : history.status === "failed" ? "critical" : "info"}>
-              {history.status === "done" ? "Imported" : history.status === "failed" ? "Failed" : "Importing"}
-            </Badge>
-          )}
-        </InlineStack>
-        {active && history ? (
-          <BlockStack gap="200">
-            <Text as="p">
-              {kind ?? "Starting"} ({history.kindNumber} of {history.kinds}){history.exporting ? ": Shopify is preparing the export…" : ""}
-            </Text>
-            <div data-history-progress={progress}>
-              <ProgressBar progress={progress} tone="primary" size="small" animated />
-            </div>
-            <Text as="p" variant="bodySm" tone="subdued">
-              <span data-history-done>
-                {formatNumber(history.done)} / {history.total === null ? "…" : formatNumber(history.total)}
-              </span>{" "}
-              · {rate === null ? "measuring speed…" : `${formatNumber(Math.round(rate))} per second`}
-              {eta ? ` · about ${eta} left` : ""} · {formatNumber(history.objects)} objects imported so far
-            </Text>
-          </BlockStack>
-        ) : (
-          <Text as="p" tone="subdued">
-            {history?.status === "done"
-              ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt)}.`
-              : history?.status === "failed"
-                ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
-                : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
+          <div data-history-progress={progress}>
+            <ProgressBar progress={progress} tone="primary" size="small" animated />
+          </div>
+          <Text as="p" variant="bodySm" tone="subdued">
+            <span data-history-done>
+              {formatNumber(history.done)} / {history.total === null ? "…" : formatNumber(history.total)}
+            </span>{" "}
+            · {rate === null ? "measuring speed…" : `${formatNumber(Math.round(rate))} per second`}
+            {eta ? ` · about ${eta} left` : ""} · {formatNumber(history.objects)} objects imported so far
           </Text>
-        )}
-        {!active && (
-          <Form method="post">
-            <input type="hidden" name="intent" value="resync" />
-            <InlineStack gap="300" blockAlign="end">
-              <Box minWidth="220px">
-                <Select
-                  label="Orders to import"
-                  name="orders"
-                  value={orders}
-                  onChange={setOrders}
-                  options={[
-                    { label: "Last 90 days", value: "90" },
-                    { label: "Last year", value: "365" },
-                    { label: "All orders", value: "all" },
-                  ]}
-                />
-              </Box>
-              <Button submit loading={navigation.state === "submitting" && navigation.formData?.get("intent") === "resync"}>
-                Import history again
-              </Button>
-            </InlineStack>
-          </Form>
-        )}
-      </BlockStack>
-    </Card>
+        </BlockStack>
+      ) : (
+        <Text as="p" tone="subdued">
+          {history?.status === "done"
+            ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt)}.`
+            : history?.status === "failed"
+              ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
+              : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
+        </Text>
+      )}
+      {!active && (
+        <Form method="post">
+          <input type="hidden" name="intent" value="resync" />
+          <InlineStack gap="300" blockAlign="end">
+            <Box minWidth="220px">
+              <Select
+                label="Orders to import"
+                name="orders"
+                value={orders}
+                onChange={setOrders}
+                options={[
+                  { label: "Last 90 days", value: "90" },
+                  { label: "Last year", value: "365" },
+                  { label: "All orders", value: "all" },
+                ]}
+              />
+            </Box>
+            <Button submit loading={navigation.state === "submitting" && navigation.formData?.get("intent") === "resync"}>
+              Import history again
+            </Button>
+          </InlineStack>
+        </Form>
+      )}
+    </SectionCard>
   );
 }

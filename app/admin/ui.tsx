@@ -1,6 +1,18 @@
 import { isRouteErrorResponse, useRouteError } from "@remix-run/react";
-import { Banner, BlockStack, Card, Layout, Page, SkeletonBodyText, SkeletonDisplayText, SkeletonPage, Text } from "@shopify/polaris";
-import { useEffect } from "react";
+import {
+  Banner,
+  BlockStack,
+  Card,
+  InlineStack,
+  Layout,
+  Page,
+  SkeletonBodyText,
+  SkeletonDisplayText,
+  SkeletonPage,
+  Text,
+  type BlockStackProps,
+} from "@shopify/polaris";
+import { useEffect, type ReactNode } from "react";
 
 interface AppBridge {
   toast?: { show(message: string, options?: { isError?: boolean; duration?: number }): void };
@@ -19,11 +31,71 @@ export function useToast(result: { toast?: string; error?: boolean; at?: number 
   }, [result]);
 }
 
+/** A titled card in a layout section of its own: the building block of the admin pages. */
+export function SectionCard({
+  title,
+  badge,
+  gap = "300",
+  variant,
+  children,
+}: {
+  title: ReactNode;
+  /** Shown beside the title (a status badge). */
+  badge?: ReactNode;
+  gap?: BlockStackProps["gap"];
+  variant?: "oneHalf" | "oneThird" | "fullWidth";
+  children: ReactNode;
+}) {
+  const heading = (
+    <Text as="h2" variant="headingMd">
+      {title}
+    </Text>
+  );
+  return (
+    <Layout.Section variant={variant}>
+      <Card>
+        <BlockStack gap={gap}>
+          {badge ? (
+            <InlineStack gap="200" blockAlign="center">
+              {heading}
+              {badge}
+            </InlineStack>
+          ) : (
+            heading
+          )}
+          {children}
+        </BlockStack>
+      </Card>
+    </Layout.Section>
+  );
+}
+
+/** What a page says when the thing its link names does not exist (a 404 from its loader). */
+export interface NotFound {
+  title: string;
+  banner: string;
+  hint: string;
+  back: { content: string; url: string };
+}
+
 /** A page-level error: what went wrong in words, never a stack trace. */
-export function PageError({ title }: { title: string }) {
+export function PageError({ title, notFound }: { title: string; notFound?: NotFound }) {
   const error = useRouteError();
   // Shopify's auth responses (401, redirects) must reach the browser as they are.
   if (isRouteErrorResponse(error) && error.status < 500 && error.status !== 404) throw error;
+  if (notFound && isRouteErrorResponse(error) && error.status === 404) {
+    return (
+      <Page title={notFound.title} backAction={notFound.back}>
+        <Layout>
+          <Layout.Section>
+            <Banner tone="warning" title={notFound.banner}>
+              <p>{notFound.hint}</p>
+            </Banner>
+          </Layout.Section>
+        </Layout>
+      </Page>
+    );
+  }
   const detail = isRouteErrorResponse(error) && error.status === 404 ? "This page does not exist." : "Something went wrong while loading this page.";
   return (
     <Page title={title}>

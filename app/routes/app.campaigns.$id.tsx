@@ -1,10 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, isRouteErrorResponse, useActionData, useLoaderData, useNavigate, useNavigation, useRouteError } from "@remix-run/react";
+import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { HandOffLink, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { serviceAccess } from "~/admin/service-access.server";
-import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
 import { campaignAction, campaignPage, scheduleZone } from "~/campaigns/campaigns.server";
 import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
 import { StatusBadge } from "~/campaigns/ui";
@@ -139,48 +139,41 @@ function CampaignScreen() {
           </Card>
         </Layout.Section>
 
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <Text as="h2" variant="headingMd">
-                Details
+        <SectionCard title="Details">
+          {draft ? (
+            <Form method="post">
+              <input type="hidden" name="intent" value="update" />
+              <FormLayout>
+                <TextField label="Campaign name" name="name" value={form.name} onChange={set("name")} autoComplete="off" error={fieldError("name")} />
+                <TextField label="Subject" name="subject" value={form.subject} onChange={set("subject")} autoComplete="off" error={fieldError("subject")} />
+                <TextField label="Preview text" name="previewText" value={form.previewText} onChange={set("previewText")} autoComplete="off" helpText="Shown after the subject in most inboxes." />
+                <FormLayout.Group>
+                  <TextField label="Sender name" name="senderName" value={form.senderName} onChange={set("senderName")} autoComplete="off" />
+                  <TextField label="Sender email" name="senderEmail" type="email" value={form.senderEmail} onChange={set("senderEmail")} autoComplete="off" error={fieldError("senderEmail") ?? fieldError("sender.email")} />
+                </FormLayout.Group>
+                <FormLayout.Group>
+                  <TextField label="Reply-to name" name="replyToName" value={form.replyToName} onChange={set("replyToName")} autoComplete="off" />
+                  <TextField label="Reply-to email" name="replyToEmail" type="email" value={form.replyToEmail} onChange={set("replyToEmail")} autoComplete="off" error={fieldError("replyToEmail") ?? fieldError("replyTo.email")} />
+                </FormLayout.Group>
+                <InlineStack align="end">
+                  <Button submit variant="primary" loading={busy("update")}>
+                    Save draft
+                  </Button>
+                </InlineStack>
+              </FormLayout>
+            </Form>
+          ) : (
+            <BlockStack gap="100">
+              <Text as="p">Subject: {c.subject || "—"}</Text>
+              <Text as="p">Preview text: {c.previewText || "—"}</Text>
+              <Text as="p">Sender: {c.senderName || c.senderEmail ? `${c.senderName} <${c.senderEmail}>` : "—"}</Text>
+              <Text as="p">Reply-to: {c.replyToName || c.replyToEmail ? `${c.replyToName} <${c.replyToEmail}>` : "—"}</Text>
+              <Text as="p" tone="subdued">
+                Only drafts can be edited. Duplicate this campaign to change and send it again.
               </Text>
-              {draft ? (
-                <Form method="post">
-                  <input type="hidden" name="intent" value="update" />
-                  <FormLayout>
-                    <TextField label="Campaign name" name="name" value={form.name} onChange={set("name")} autoComplete="off" error={fieldError("name")} />
-                    <TextField label="Subject" name="subject" value={form.subject} onChange={set("subject")} autoComplete="off" error={fieldError("subject")} />
-                    <TextField label="Preview text" name="previewText" value={form.previewText} onChange={set("previewText")} autoComplete="off" helpText="Shown after the subject in most inboxes." />
-                    <FormLayout.Group>
-                      <TextField label="Sender name" name="senderName" value={form.senderName} onChange={set("senderName")} autoComplete="off" />
-                      <TextField label="Sender email" name="senderEmail" type="email" value={form.senderEmail} onChange={set("senderEmail")} autoComplete="off" error={fieldError("senderEmail") ?? fieldError("sender.email")} />
-                    </FormLayout.Group>
-                    <FormLayout.Group>
-                      <TextField label="Reply-to name" name="replyToName" value={form.replyToName} onChange={set("replyToName")} autoComplete="off" />
-                      <TextField label="Reply-to email" name="replyToEmail" type="email" value={form.replyToEmail} onChange={set("replyToEmail")} autoComplete="off" error={fieldError("replyToEmail") ?? fieldError("replyTo.email")} />
-                    </FormLayout.Group>
-                    <InlineStack align="end">
-                      <Button submit variant="primary" loading={busy("update")}>
-                        Save draft
-                      </Button>
-                    </InlineStack>
-                  </FormLayout>
-                </Form>
-              ) : (
-                <BlockStack gap="100">
-                  <Text as="p">Subject: {c.subject || "—"}</Text>
-                  <Text as="p">Preview text: {c.previewText || "—"}</Text>
-                  <Text as="p">Sender: {c.senderName || c.senderEmail ? `${c.senderName} <${c.senderEmail}>` : "—"}</Text>
-                  <Text as="p">Reply-to: {c.replyToName || c.replyToEmail ? `${c.replyToName} <${c.replyToEmail}>` : "—"}</Text>
-                  <Text as="p" tone="subdued">
-                    Only drafts can be edited. Duplicate this campaign to change and send it again.
-                  </Text>
-                </BlockStack>
-              )}
             </BlockStack>
-          </Card>
-        </Layout.Section>
+          )}
+        </SectionCard>
 
         <Layout.Section>
           <InlineGrid columns={{ xs: 1, md: 2 }} gap="400">
@@ -247,93 +240,75 @@ function CampaignScreen() {
         </Layout.Section>
 
         {draft && (
-          <Layout.Section>
-            <Card>
-              <BlockStack gap="300">
-                <Text as="h2" variant="headingMd">
-                  Send now
-                </Text>
-                {confirm === "send" ? (
-                  <Banner tone="warning" title="Send this campaign to your whole confirmed list now?">
-                    <BlockStack gap="200">
-                      <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
-                      <InlineStack gap="200">
-                        <Form method="post">
-                          <input type="hidden" name="intent" value="send" />
-                          <Button submit variant="primary" tone="critical" loading={busy("send")}>
-                            Send to the whole list
-                          </Button>
-                        </Form>
-                        <Button onClick={() => setConfirm(null)}>Cancel</Button>
-                      </InlineStack>
-                    </BlockStack>
-                  </Banner>
-                ) : (
-                  <InlineStack>
-                    <Button onClick={() => setConfirm("send")}>Send now…</Button>
+          <SectionCard title="Send now">
+            {confirm === "send" ? (
+              <Banner tone="warning" title="Send this campaign to your whole confirmed list now?">
+                <BlockStack gap="200">
+                  <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
+                  <InlineStack gap="200">
+                    <Form method="post">
+                      <input type="hidden" name="intent" value="send" />
+                      <Button submit variant="primary" tone="critical" loading={busy("send")}>
+                        Send to the whole list
+                      </Button>
+                    </Form>
+                    <Button onClick={() => setConfirm(null)}>Cancel</Button>
                   </InlineStack>
-                )}
-              </BlockStack>
-            </Card>
-          </Layout.Section>
+                </BlockStack>
+              </Banner>
+            ) : (
+              <InlineStack>
+                <Button onClick={() => setConfirm("send")}>Send now…</Button>
+              </InlineStack>
+            )}
+          </SectionCard>
         )}
 
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <Text as="h2" variant="headingMd">
-                Copy or delete
-              </Text>
-              {confirm === "delete" ? (
-                <Banner tone="critical" title={`Delete “${c.name}”?`}>
-                  <BlockStack gap="200">
-                    <p>The campaign is removed from your marketing account. This cannot be undone.</p>
-                    <InlineStack gap="200">
-                      <Form method="post">
-                        <input type="hidden" name="intent" value="delete" />
-                        <Button submit variant="primary" tone="critical" loading={busy("delete")}>
-                          Delete campaign
-                        </Button>
-                      </Form>
-                      <Button onClick={() => setConfirm(null)}>Cancel</Button>
-                    </InlineStack>
-                  </BlockStack>
-                </Banner>
-              ) : (
+        <SectionCard title="Copy or delete">
+          {confirm === "delete" ? (
+            <Banner tone="critical" title={`Delete “${c.name}”?`}>
+              <BlockStack gap="200">
+                <p>The campaign is removed from your marketing account. This cannot be undone.</p>
                 <InlineStack gap="200">
                   <Form method="post">
-                    <input type="hidden" name="intent" value="clone" />
-                    <Button submit loading={busy("clone")}>
-                      Duplicate
+                    <input type="hidden" name="intent" value="delete" />
+                    <Button submit variant="primary" tone="critical" loading={busy("delete")}>
+                      Delete campaign
                     </Button>
                   </Form>
-                  <Button tone="critical" onClick={() => setConfirm("delete")}>
-                    Delete…
-                  </Button>
+                  <Button onClick={() => setConfirm(null)}>Cancel</Button>
                 </InlineStack>
-              )}
-            </BlockStack>
-          </Card>
-        </Layout.Section>
+              </BlockStack>
+            </Banner>
+          ) : (
+            <InlineStack gap="200">
+              <Form method="post">
+                <input type="hidden" name="intent" value="clone" />
+                <Button submit loading={busy("clone")}>
+                  Duplicate
+                </Button>
+              </Form>
+              <Button tone="critical" onClick={() => setConfirm("delete")}>
+                Delete…
+              </Button>
+            </InlineStack>
+          )}
+        </SectionCard>
       </Layout>
     </Page>
   );
 }
 
 export function ErrorBoundary() {
-  const error = useRouteError();
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <Page title="Campaign not found" backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
-        <Layout>
-          <Layout.Section>
-            <Banner tone="warning" title="This campaign is not in your marketing account">
-              <p>It may have been deleted, or the link is wrong.</p>
-            </Banner>
-          </Layout.Section>
-        </Layout>
-      </Page>
-    );
-  }
-  return <PageError title="Campaign" />;
+  return (
+    <PageError
+      title="Campaign"
+      notFound={{
+        title: "Campaign not found",
+        banner: "This campaign is not in your marketing account",
+        hint: "It may have been deleted, or the link is wrong.",
+        back: { content: "Campaigns", url: "/app/campaigns" },
+      }}
+    />
+  );
 }

@@ -7,7 +7,6 @@ import {
   BlockStack,
   Box,
   Button,
-  Card,
   Divider,
   FormLayout,
   InlineStack,
@@ -21,7 +20,7 @@ import { useEffect, useState } from "react";
 import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
 import { historyAction, historyView } from "~/admin/history.server";
-import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
@@ -101,85 +100,57 @@ export default function Connection() {
             </Banner>
           </Layout.Section>
         )}
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="400">
-              <InlineStack gap="200" blockAlign="center">
-                <Text as="h2" variant="headingMd">
-                  Marketing account
-                </Text>
-                {STATE_BADGE[shop.state]}
-              </InlineStack>
-              {account ? (
-                <BlockStack gap="300">
-                  <InlineStack gap="300" blockAlign="center">
-                    {account.logoUrl ? (
-                      <img src={account.logoUrl} alt="" width={40} height={40} style={{ borderRadius: 8 }} />
-                    ) : (
-                      <Avatar initials={initials(account.company ?? account.email)} name={account.company ?? account.email} />
-                    )}
-                    <BlockStack gap="050">
-                      <Text as="p" variant="bodyMd" fontWeight="semibold">
-                        {account.company ?? account.email}
-                      </Text>
-                      <Text as="p" variant="bodySm" tone="subdued">
-                        {account.email}
-                      </Text>
-                    </BlockStack>
-                  </InlineStack>
-                  <Divider />
-                  <List type="bullet">
-                    <List.Item>Plan: {account.plan ?? "unknown"}</List.Item>
-                    <List.Item>Account status: {account.status}</List.Item>
-                    <List.Item>Time zone: {account.timezone ?? "unknown"}</List.Item>
-                    <List.Item>API key: •••• {account.keyLast4}</List.Item>
-                    <List.Item>Connected: {formatWhen(shop.connectedAt)}</List.Item>
-                  </List>
-                </BlockStack>
-              ) : (
-                <Text as="p" tone="subdued">
-                  Connect {shop.domain} to your marketing account to start syncing customers, consent, orders, products and abandoned carts.
-                </Text>
-              )}
-            </BlockStack>
-          </Card>
-        </Layout.Section>
-        <Layout.Section>
-          <Card>
+        <SectionCard title="Marketing account" badge={STATE_BADGE[shop.state]} gap="400">
+          {account ? (
             <BlockStack gap="300">
-              <Text as="h2" variant="headingMd">
-                {account ? "Use another API key" : "Connect with your API key"}
-              </Text>
-              {keyForm}
+              <InlineStack gap="300" blockAlign="center">
+                {account.logoUrl ? (
+                  <img src={account.logoUrl} alt="" width={40} height={40} style={{ borderRadius: 8 }} />
+                ) : (
+                  <Avatar initials={initials(account.company ?? account.email)} name={account.company ?? account.email} />
+                )}
+                <BlockStack gap="050">
+                  <Text as="p" variant="bodyMd" fontWeight="semibold">
+                    {account.company ?? account.email}
+                  </Text>
+                  <Text as="p" variant="bodySm" tone="subdued">
+                    {account.email}
+                  </Text>
+                </BlockStack>
+              </InlineStack>
+              <Divider />
+              <List type="bullet">
+                <List.Item>Plan: {account.plan ?? "unknown"}</List.Item>
+                <List.Item>Account status: {account.status}</List.Item>
+                <List.Item>Time zone: {account.timezone ?? "unknown"}</List.Item>
+                <List.Item>API key: •••• {account.keyLast4}</List.Item>
+                <List.Item>Connected: {formatWhen(shop.connectedAt)}</List.Item>
+              </List>
             </BlockStack>
-          </Card>
-        </Layout.Section>
+          ) : (
+            <Text as="p" tone="subdued">
+              Connect {shop.domain} to your marketing account to start syncing customers, consent, orders, products and abandoned carts.
+            </Text>
+          )}
+        </SectionCard>
+        <SectionCard title={account ? "Use another API key" : "Connect with your API key"}>
+          {keyForm}
+        </SectionCard>
+        {account && <HistoryImport history={shop.history} />}
         {account && (
-          <Layout.Section>
-            <HistoryImport history={shop.history} />
-          </Layout.Section>
-        )}
-        {account && (
-          <Layout.Section>
-            <Card>
-              <BlockStack gap="300">
-                <Text as="h2" variant="headingMd">
+          <SectionCard title="Disconnect">
+            <Text as="p" tone="subdued">
+              Stops all syncing for this store and forgets the API key. Changes made while disconnected are kept and sent if you connect again.
+            </Text>
+            <Box>
+              <Form method="post">
+                <input type="hidden" name="intent" value="disconnect" />
+                <Button submit tone="critical" loading={submitting && navigation.formData?.get("intent") === "disconnect"}>
                   Disconnect
-                </Text>
-                <Text as="p" tone="subdued">
-                  Stops all syncing for this store and forgets the API key. Changes made while disconnected are kept and sent if you connect again.
-                </Text>
-                <Box>
-                  <Form method="post">
-                    <input type="hidden" name="intent" value="disconnect" />
-                    <Button submit tone="critical" loading={submitting && navigation.formData?.get("intent") === "disconnect"}>
-                      Disconnect
-                    </Button>
-                  </Form>
-                </Box>
-              </BlockStack>
-            </Card>
-          </Layout.Section>
+                </Button>
+              </Form>
+            </Box>
+          </SectionCard>
         )}
       </Layout>
     </Page>

@@ -1,9 +1,9 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { Form, isRouteErrorResponse, useLoaderData, useNavigation, useRouteError } from "@remix-run/react";
-import { Banner, BlockStack, Box, Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
+import { Form, useLoaderData, useNavigation } from "@remix-run/react";
+import { Box, Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
-import { PageError, formatWhen } from "~/admin/ui";
+import { PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
 import { PersonStatus } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
@@ -37,75 +37,54 @@ export default function PersonPage() {
         )}
         {p && (
           <>
-            <Layout.Section variant="oneThird">
-              <Card>
-                <BlockStack gap="300">
-                  <Text as="h2" variant="headingMd">
-                    Consent
-                  </Text>
-                  <Text as="p">
-                    <span data-consent>
-                      {p.status === "active" ? "Receives email" : "Does not receive email"} ({p.statusDetails ?? p.status})
-                    </span>
-                  </Text>
-                  <Text as="p" tone="subdued">
-                    Person id {p.id} · added {formatWhen(p.createdAt)}
-                  </Text>
-                  <Text as="h2" variant="headingMd">
-                    Tags
-                  </Text>
-                  <Text as="p">{p.tags.join(", ") || "No tags"}</Text>
-                  <Text as="h2" variant="headingMd">
-                    Series
-                  </Text>
-                  <Text as="p">{p.series.map((s) => s.name).join(", ") || "Not in any series"}</Text>
-                </BlockStack>
-              </Card>
-            </Layout.Section>
-            <Layout.Section>
-              <Card>
-                <BlockStack gap="200">
-                  <Text as="h2" variant="headingMd">
-                    Fields
-                  </Text>
-                  {p.customFields.length ? (
-                    <DataTable columnContentTypes={["text", "text"]} headings={["Field", "Value"]} rows={p.customFields.map((f) => [f.name, f.value || "—"])} />
-                  ) : (
-                    <Text as="p" tone="subdued">
-                      No fields
-                    </Text>
-                  )}
-                </BlockStack>
-              </Card>
-            </Layout.Section>
-            <Layout.Section>
-              <Card>
-                <BlockStack gap="300">
-                  <Text as="h2" variant="headingMd">
-                    Tracked events
-                  </Text>
-                  <Text as="p" tone="subdued">
-                    What the marketing service recorded for this person, newest first: orders, carts and other events your store sent.
-                  </Text>
-                  <Form method="get">
-                    <FormLayout>
-                      <FormLayout.Group>
-                        <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. order_completed" />
-                        <TextField label="Keyword" name="search" value={filters.search ?? ""} onChange={set("search")} autoComplete="off" error={errors.search} placeholder="An order number, a product…" />
-                        <TextField label="From" name="from" type="date" value={filters.from ?? ""} onChange={set("from")} autoComplete="off" error={errors.from ?? errors.dateFrom} />
-                        <TextField label="To" name="to" type="date" value={filters.to ?? ""} onChange={set("to")} autoComplete="off" error={errors.to ?? errors.dateTo} />
-                      </FormLayout.Group>
-                      <InlineStack gap="200" align="end">
-                        <Button url={`/app/people/${encodeURIComponent(p.email)}`}>Clear</Button>
-                        <Button submit variant="primary" loading={navigation.state === "loading"}>
-                          Filter events
-                        </Button>
-                      </InlineStack>
-                    </FormLayout>
-                  </Form>
-                </BlockStack>
-              </Card>
-            </Layout.Section>
+            <SectionCard title="Consent" variant="oneThird">
+              <Text as="p">
+                <span data-consent>
+                  {p.status === "active" ? "Receives email" : "Does not receive email"} ({p.statusDetails ?? p.status})
+                </span>
+              </Text>
+              <Text as="p" tone="subdued">
+                Person id {p.id} · added {formatWhen(p.createdAt)}
+              </Text>
+              <Text as="h2" variant="headingMd">
+                Tags
+              </Text>
+              <Text as="p">{p.tags.join(", ") || "No tags"}</Text>
+              <Text as="h2" variant="headingMd">
+                Series
+              </Text>
+              <Text as="p">{p.series.map((s) => s.name).join(", ") || "Not in any series"}</Text>
+            </SectionCard>
+            <SectionCard title="Fields" gap="200">
+              {p.customFields.length ? (
+                <DataTable columnContentTypes={["text", "text"]} headings={["Field", "Value"]} rows={p.customFields.map((f) => [f.name, f.value || "—"])} />
+              ) : (
+                <Text as="p" tone="subdued">
+                  No fields
+                </Text>
+              )}
+            </SectionCard>
+            <SectionCard title="Tracked events">
+              <Text as="p" tone="subdued">
+                What the marketing service recorded for this person, newest first: orders, carts and other events your store sent.
+              </Text>
+              <Form method="get">
+                <FormLayout>
+                  <FormLayout.Group>
+                    <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. order_completed" />
+                    <TextField label="Keyword" name="search" value={filters.search ?? ""} onChange={set("search")} autoComplete="off" error={errors.search} placeholder="An order number, a product…" />
+                    <TextField label="From" name="from" type="date" value={filters.from ?? ""} onChange={set("from")} autoComplete="off" error={errors.from ?? errors.dateFrom} />
+                    <TextField label="To" name="to" type="date" value={filters.to ?? ""} onChange={set("to")} autoComplete="off" error={errors.to ?? errors.dateTo} />
+                  </FormLayout.Group>
+                  <InlineStack gap="200" align="end">
+                    <Button url={`/app/people/${encodeURIComponent(p.email)}`}>Clear</Button>
+                    <Button submit variant="primary" loading={navigation.state === "loading"}>
+                      Filter events
+                    </Button>
+                  </InlineStack>
+                </FormLayout>
+              </Form>
+            </SectionCard>
             <Layout.Section>
               <Card padding="0">
                 {data.events.length ? (
@@ -140,19 +119,15 @@ export default function PersonPage() {
 }
 
 export function ErrorBoundary() {
-  const error = useRouteError();
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <Page title="Person not found" backAction={{ content: "People", url: "/app/people" }}>
-        <Layout>
-          <Layout.Section>
-            <Banner tone="warning" title="Nobody with this email address or id is in your marketing account">
-              <p>Search the People page by email to find them.</p>
-            </Banner>
-          </Layout.Section>
-        </Layout>
-      </Page>
-    );
-  }
-  return <PageError title="Person" />;
+  return (
+    <PageError
+      title="Person"
+      notFound={{
+        title: "Person not found",
+        banner: "Nobody with this email address or id is in your marketing account",
+        hint: "Search the People page by email to find them.",
+        back: { content: "People", url: "/app/people" },
+      }}
+    />
+  );
 }

@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link as RemixLink, useLoaderData, useNavigation, useActionData } from "@remix-run/react";
-import { Badge, Banner, BlockStack, Button, Card, InlineStack, Layout, List, Page, Text } from "@shopify/polaris";
-import { formatNumber, formatWhen, PageError, useToast } from "~/admin/ui";
+import { Badge, Banner, BlockStack, Button, InlineStack, Layout, List, Page, Text } from "@shopify/polaris";
+import { formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 import { storefrontOverview, type EmbedState } from "~/storefront/onboarding.server";
 import { syncTracker } from "~/storefront/tracker.server";
@@ -43,82 +43,55 @@ export default function Storefront() {
             </Banner>
           </Layout.Section>
         )}
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <InlineStack gap="200" blockAlign="center">
-                <Text as="h2" variant="headingMd">
-                  Tracker embed in your theme
-                </Text>
-                <Badge tone={embed.tone}>{embed.label}</Badge>
-              </InlineStack>
-              <Text as="p">
-                {embed.help}
-                {o.embed.themeName ? ` Live theme: ${o.embed.themeName}.` : ""}
+        <SectionCard title="Tracker embed in your theme" badge={<Badge tone={embed.tone}>{embed.label}</Badge>}>
+          <Text as="p">
+            {embed.help}
+            {o.embed.themeName ? ` Live theme: ${o.embed.themeName}.` : ""}
+          </Text>
+          {o.embed.state !== "enabled" && (
+            <BlockStack gap="200">
+              <Text as="p" tone="subdued">
+                The theme editor opens with the Marketing tracker switched on under App embeds: click Save there.
               </Text>
-              {o.embed.state !== "enabled" && (
-                <BlockStack gap="200">
-                  <Text as="p" tone="subdued">
-                    The theme editor opens with the Marketing tracker switched on under App embeds: click Save there.
-                  </Text>
-                  <InlineStack>
-                    <Button variant="primary" url={o.embed.activateUrl} target="_blank">
-                      Turn on the tracker embed
-                    </Button>
-                  </InlineStack>
-                </BlockStack>
-              )}
-            </BlockStack>
-          </Card>
-        </Layout.Section>
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <Text as="h2" variant="headingMd">
-                Tracker
-              </Text>
-              <List>
-                <List.Item>Mode: {o.tracker.mode} (change it in Settings)</List.Item>
-                <List.Item>
-                  Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt)} (${o.tracker.publishedMode})` : "not yet"}
-                </List.Item>
-                <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt) : "none yet"}</List.Item>
-              </List>
-              {o.tracker.syncError && (
-                <Banner tone="warning" title="The tracker could not be published">
-                  <p>It is tried again automatically. {o.tracker.syncError}</p>
-                </Banner>
-              )}
-              <Form method="post">
-                <Button submit disabled={!o.connected} loading={navigation.state === "submitting"}>
-                  Publish the tracker now
+              <InlineStack>
+                <Button variant="primary" url={o.embed.activateUrl} target="_blank">
+                  Turn on the tracker embed
                 </Button>
-              </Form>
-            </BlockStack>
-          </Card>
-        </Layout.Section>
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <InlineStack gap="200" blockAlign="center">
-                <Text as="h2" variant="headingMd">
-                  Storefront events
-                </Text>
-                <Badge tone={o.events.enabled ? "success" : undefined}>{o.events.enabled ? "On" : "Off"}</Badge>
               </InlineStack>
-              <Text as="p">
-                Product viewed, added to cart, cart viewed and checkout started, from visitors who allow analytics and marketing.
-              </Text>
-              <List>
-                <List.Item>Sent to your marketing account: {formatNumber(o.events.queued)}</List.Item>
-                <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>
-                <List.Item>Not sent (events off or not connected): {formatNumber(o.events.ignored)}</List.Item>
-                <List.Item>Refused (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
-                <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt) : "none yet"}</List.Item>
-              </List>
             </BlockStack>
-          </Card>
-        </Layout.Section>
+          )}
+        </SectionCard>
+        <SectionCard title="Tracker">
+          <List>
+            <List.Item>Mode: {o.tracker.mode} (change it in Settings)</List.Item>
+            <List.Item>
+              Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt)} (${o.tracker.publishedMode})` : "not yet"}
+            </List.Item>
+            <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt) : "none yet"}</List.Item>
+          </List>
+          {o.tracker.syncError && (
+            <Banner tone="warning" title="The tracker could not be published">
+              <p>It is tried again automatically. {o.tracker.syncError}</p>
+            </Banner>
+          )}
+          <Form method="post">
+            <Button submit disabled={!o.connected} loading={navigation.state === "submitting"}>
+              Publish the tracker now
+            </Button>
+          </Form>
+        </SectionCard>
+        <SectionCard title="Storefront events" badge={<Badge tone={o.events.enabled ? "success" : undefined}>{o.events.enabled ? "On" : "Off"}</Badge>}>
+          <Text as="p">
+            Product viewed, added to cart, cart viewed and checkout started, from visitors who allow analytics and marketing.
+          </Text>
+          <List>
+            <List.Item>Sent to your marketing account: {formatNumber(o.events.queued)}</List.Item>
+            <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>
+            <List.Item>Not sent (events off or not connected): {formatNumber(o.events.ignored)}</List.Item>
+            <List.Item>Refused (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
+            <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt) : "none yet"}</List.Item>
+          </List>
+        </SectionCard>
       </Layout>
     </Page>
   );
