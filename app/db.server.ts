@@ -97,31 +97,9 @@ export function openDatabase(target: DatabaseTarget): Database {
         client.release();
       }
     },
-    withAdvisoryLock: async (key, fn) => {
-      // The lock belongs to a session, so hold one connection for the whole run.
-      const client = await pool.connect();
-      try {
-        await client.query("SELECT pg_advisory_lock($1)", [key]);
-        return await fn();
-      } finally {
-        await client.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
-        client.release();
-      }
-    },
-    tryWithAdvisoryLock: async (key, fn) => {
-      const client = await pool.connect();
-      try {
-        const [{ locked }] = (await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [key])).rows;
-        if (!locked) return undefined;
-        try {
-          return await fn();
-        } finally {
-          await client.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
-        }
-      } finally {
-        client.release();
-      }
-    },
+    // An advisory lock belongs to a session, so one connection is held for the whole run.
+    withAdvisoryLock: (key, fn) => holdingAdvisoryLock(pool, key, true, fn),
+    tryWithAdvisoryLock: (key, fn) => holdingAdvisoryLock(pool, key, false, fn),
   };
   return {
     kind: "postgres",
@@ -133,6 +111,30 @@ export function openDatabase(target: DatabaseTarget): Database {
       await pool.end().catch(() => undefined);
     },
   };
+}
+
+/**
+ * Runs fn on a connection holding advisory lock `key`: waiting for it, or, when `wait` is false,
+ * returning undefined at once if another session holds it.
+ */
+function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, wait: true, fn: () => Promise<T>): Promise<T>;
+function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, wait: false, fn: () => Promise<T>): Promise<T | undefined>;
+async function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, wait: boolean, fn: () => Promise<T>): Promise<T | undefined> {
+  const client = await pool.connect();
+  try {
+    if (wait) await client.query("SELECT pg_advisory_lock($1)", [key]);
+    else {
+      const [{ locked }] = (await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [key])).rows;
+      if (!locked) return undefined;
+    }
+    try {
+      return await fn();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
+    }
+  } finally {
+    client.release();
+  }
 }
 
 // One database per process (two PGlite instances must never open the same directory). The
