@@ -183,7 +183,7 @@ async function refreshQueueStatistics(): Promise<void> {
   await database().sql.transaction(async (tx) => {
     await tx.exec(`SET LOCAL default_statistics_target = 10`);
     await tx.exec(
-      `ANALYZE "WebhookDelivery" (id, status, "runAt", "lockedUntil", "receivedAt"),
+      `ANALYZE "WebhookDelivery" (id, status, "runAt", "lockedUntil", "receivedAt", source),
          "OutboundCall" (id, shop, "objectKey", status, "runAt", "lockedUntil", "createdAt", "deliveryId"),
          "AbandonmentTimer" (shop, status, "dueAt", "lockedUntil"),
          "Shop" (domain, "serviceKeyEnc", "pausedAt", "uninstalledAt")`,
