@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
+import type { ClaimedDelivery } from "../pipeline/plan.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { adminQuery } from "./admin-graphql.server";
@@ -50,21 +51,8 @@ const orderAnswer = z.object({
 });
 const customerAnswer = z.object({ customer: z.looseObject({}).nullable() });
 
-/** The fields of a claimed delivery this module reads and writes (plan.server.ts's ClaimedDelivery). */
-export interface LookupDelivery {
-  id: string;
-  receivedAt: Date;
-  triggeredAt: Date | null;
-  shop: string;
-  topic: string;
-  eventId: string;
-  rawBody: string;
-  attempts: number;
-  source: string;
-}
-
 interface PreparedLike {
-  delivery: LookupDelivery;
+  delivery: ClaimedDelivery;
   route: string;
   objectKey?: string;
 }
@@ -81,7 +69,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
   workerId: string,
   batch: P[],
   policy: PipelinePolicy,
-  prepare: (delivery: LookupDelivery) => P,
+  prepare: (delivery: ClaimedDelivery) => P,
 ): Promise<P[]> {
   const wanted = batch.filter((p) => p.route === "sync" && p.objectKey && p.delivery.source === "webhook" && NEEDS[p.delivery.topic]);
   if (!wanted.length) return batch;
@@ -159,7 +147,7 @@ async function fetchObject(
   id: string,
   policy: PipelinePolicy,
   maxWaitMs: number,
-): Promise<LookupDelivery> {
+): Promise<ClaimedDelivery> {
   const lookup = LOOKUPS[kind];
   const gid = `gid://shopify/${kind}/${id}`;
   const data = await adminQuery(shop, lookup.query, { id: gid }, { cost: lookup.cost, maxWaitMs });
@@ -174,7 +162,7 @@ async function fetchObject(
     body = customerBody(customer);
   }
   const eventId = `lookup:${gid}:${randomUUID()}`;
-  const [row] = await database().sql.query<LookupDelivery>(
+  const [row] = await database().sql.query<ClaimedDelivery>(
     // Held by this worker from the start: a crash before planning leaves it to the lease's expiry.
     `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source, status, attempts, "lockedBy", "lockedUntil")
      VALUES (gen_random_uuid()::text, $1, $2, $3, $3, $4, 'lookup', 'running', 1, $5, now() + ($6::int * interval '1 millisecond'))
@@ -187,7 +175,7 @@ async function fetchObject(
 }
 
 /** Back to the queue: after a failure with backoff and the reason; otherwise at once, the attempt given back. */
-async function sendBack(workerId: string, d: LookupDelivery, policy: PipelinePolicy, reason: string | null, failed: boolean): Promise<void> {
+async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePolicy, reason: string | null, failed: boolean): Promise<void> {
   await database()
     .sql.query(
       `UPDATE "WebhookDelivery" SET status = 'queued', "runAt" = now() + ($3::int * interval '1 millisecond'),
@@ -199,7 +187,7 @@ async function sendBack(workerId: string, d: LookupDelivery, policy: PipelinePol
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }
 
-async function giveUp(workerId: string, d: LookupDelivery, objectKey: string, reason: string): Promise<void> {
+async function giveUp(workerId: string, d: ClaimedDelivery, objectKey: string, reason: string): Promise<void> {
   await database()
     .sql.query(
       `UPDATE "WebhookDelivery" SET status = 'done', outcome = 'ignored', "outcomeDetail" = $3, "objectKey" = $4, "finishedAt" = now(),

@@ -17,7 +17,8 @@ import { decide, type ObjectMemory } from "./decide";
 import { backoffMs, type PipelinePolicy } from "./policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type DeliveryOutcome } from "./status";
 
-interface ClaimedDelivery {
+/** A recorded delivery leased for planning (also what the unknown-object lookup reads and writes). */
+export interface ClaimedDelivery {
   id: string;
   receivedAt: Date;
   triggeredAt: Date | null;
