@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/ack-latency.ts [--rate 200] [--duration 15] [--warmup 3]
  *                                [--postgres | --no-postgres] [--worker both|on|off] [--pglite-memory]
- *                                [--only pglite|postgres] [--cpu-prof DIR]
+ *                                [--only pglite|postgres] [--cpu-prof DIR] [--rounds N]
  *
  * Every target is served by its own child process (the load generator keeps its own core):
  *   bare       node:http route that reads the body, checks the HMAC (validHmac) and answers 200
@@ -31,6 +31,7 @@ import {
   createBenchDatabase,
   endChild,
   fmt,
+  median,
   mib,
   nextMessage,
   percentile,
@@ -284,14 +285,17 @@ async function main(): Promise<void> {
       "pglite-memory": { type: "boolean", default: false },
       only: { type: "string" },
       "cpu-prof": { type: "string" },
+      rounds: { type: "string", default: "1" },
     },
   });
   const rate = Number(values.rate);
   const durationS = Number(values.duration);
   const warmupS = Number(values.warmup);
+  const rounds = Number(values.rounds);
   if (!(rate > 0 && rate <= 5_000 && durationS > 0 && durationS <= 600 && warmupS >= 0 && warmupS <= 60)) {
     throw new Error("--rate must be 1..5000, --duration 1..600 s, --warmup 0..60 s");
   }
+  if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)) throw new Error("--rounds must be 1..20");
   const workerModes = values.worker === "both" ? [false, true] : [values.worker === "on"];
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
   if (!existsBuild()) throw new Error("build/server/runtime.js is missing: run `npm run build` first");
@@ -309,9 +313,11 @@ async function main(): Promise<void> {
   if (!adminUrl) console.log("PostgreSQL: not measured (no server answered; pass --postgres or DATABASE_URL_BENCH to require it)");
   const total = Math.round(rate * (warmupS + durationS));
   const emulator: EmulatorProcess | undefined = workerModes.includes(true) ? await startEmulatorProcess() : undefined;
-  const rows: { label: string; r: LoadResult; stats: ChildStats }[] = [];
+  // Each round runs every target in turn, so a drift of the machine reaches them all alike.
+  const schedule = Array.from({ length: rounds }, (_, k) => runs.map((run) => ({ round: k + 1, run }))).flat();
+  const rows: { label: string; round: number; r: LoadResult; stats: ChildStats }[] = [];
   try {
-    for (const run of runs) {
+    for (const { round, run } of schedule) {
       const requests = await prepareRequests(total);
       const o: ChildOptions = { ...run.options, emulatorUrl: emulator?.url, apiKey: emulator?.apiKey, cpuProfile: values["cpu-prof"] && path.resolve(values["cpu-prof"]) };
       let pgDb: Awaited<ReturnType<typeof createBenchDatabase>> | undefined;
@@ -328,7 +334,7 @@ async function main(): Promise<void> {
       try {
         const { url } = await nextMessage<{ type: "ready"; url: string }>(child, "ready", 120_000);
         await emulator?.clear();
-        process.stdout.write(`  ${run.label} … `);
+        process.stdout.write(`  ${run.label}${rounds > 1 ? ` (round ${round})` : ""} … `);
         const mark = setTimeout(() => child.send({ type: "mark" }), warmupS * 1000 + 20);
         const r = await openLoop(url, requests, rate, warmupS * 1000);
         clearTimeout(mark);
@@ -336,7 +342,7 @@ async function main(): Promise<void> {
         child.send({ type: "stop" });
         const stats = await stopped;
         console.log(`done (${r.errors} errors${Object.keys(r.errorKinds).length ? ` ${JSON.stringify(r.errorKinds)}` : ""})`);
-        rows.push({ label: run.label, r, stats });
+        rows.push({ label: run.label, round, r, stats });
       } finally {
         await endChild(child);
         await pgDb?.drop();
@@ -347,16 +353,20 @@ async function main(): Promise<void> {
     await emulator?.close();
   }
 
-  const bare = rows.find((x) => x.label.startsWith("bare"));
-  const bareP99 = bare ? percentile(bare.r.latencies, 99) : Number.NaN;
+  // Each target's p99 is compared with the bare route's of the same round.
+  const bareP99 = (round: number) => {
+    const bare = rows.find((x) => x.round === round && x.label.startsWith("bare"));
+    return bare ? percentile(bare.r.latencies, 99) : Number.NaN;
+  };
+  const roundLabel = (label: string, round: number) => (rounds > 1 ? `${label} #${round}` : label);
   console.log();
   printTable(
     ["target", "rate/s", "requests", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "p99/bare", `p99≤${TARGET_P99_MS}ms`, `≤${TARGET_RATIO}×bare`],
-    rows.map(({ label, r }) => {
+    rows.map(({ label, round, r }) => {
       const p99 = percentile(r.latencies, 99);
       const isBare = label.startsWith("bare");
       return [
-        label,
+        roundLabel(label, round),
         fmt(r.measured / r.seconds, 0),
         r.measured,
         fmt(percentile(r.latencies, 50)),
@@ -364,17 +374,42 @@ async function main(): Promise<void> {
         fmt(p99),
         fmt(r.latencies.at(-1) ?? Number.NaN),
         r.errors,
-        isBare ? "1.0" : fmt(p99 / bareP99, 1),
+        isBare ? "1.0" : fmt(p99 / bareP99(round), 1),
         p99 <= TARGET_P99_MS ? "ok" : "MISS",
-        isBare ? "-" : p99 <= TARGET_RATIO * bareP99 ? "ok" : "MISS",
+        isBare ? "-" : p99 <= TARGET_RATIO * bareP99(round) ? "ok" : "MISS",
       ];
     }),
   );
+  if (rounds > 1) {
+    // One run lands on either side of a goal by chance on a shared machine; the median of the
+    // rounds is the figure to judge by.
+    console.log();
+    printTable(
+      ["target", "p99 ms by round", "median p99 ms", "p99/bare by round", "median p99/bare", `p99≤${TARGET_P99_MS}ms`, `≤${TARGET_RATIO}×bare`],
+      runs.map(({ label }) => {
+        const mine = rows.filter((x) => x.label === label);
+        const p99s = mine.map((x) => percentile(x.r.latencies, 99));
+        const ratios = mine.map((x) => percentile(x.r.latencies, 99) / bareP99(x.round));
+        const isBare = label.startsWith("bare");
+        const medianP99 = median(p99s);
+        const medianRatio = median(ratios);
+        return [
+          label,
+          p99s.map((v) => fmt(v)).join(" "),
+          fmt(medianP99),
+          isBare ? "-" : ratios.map((v) => fmt(v, 1)).join(" "),
+          isBare ? "1.0" : fmt(medianRatio, 1),
+          medianP99 <= TARGET_P99_MS ? "ok" : "MISS",
+          isBare ? "-" : medianRatio <= TARGET_RATIO ? "ok" : "MISS",
+        ];
+      }),
+    );
+  }
   console.log();
   printTable(
     ["target", "max send lag ms", "server CPU ms/request", "event loop delay p99 / max ms", "server peak RSS", "deliveries at end", "service calls at end"],
-    rows.map(({ label, r, stats }) => [
-      label,
+    rows.map(({ label, round, r, stats }) => [
+      roundLabel(label, round),
       fmt(r.maxSendLagMs),
       fmt(stats.cpuMs / r.measured, 2),
       `${fmt(stats.loopP99Ms)} / ${fmt(stats.loopMaxMs)}`,
