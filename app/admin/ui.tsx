@@ -2,6 +2,7 @@ import { isRouteErrorResponse, useRouteError } from "@remix-run/react";
 import {
   Banner,
   BlockStack,
+  Box,
   Card,
   InlineStack,
   Layout,
@@ -67,6 +68,24 @@ export function SectionCard({
         </BlockStack>
       </Card>
     </Layout.Section>
+  );
+}
+
+/** What a list or table shows when it has nothing to show (`heading` when it stands for the page). */
+export function EmptyState({ title, hint, heading = false }: { title: ReactNode; hint?: ReactNode; heading?: boolean }) {
+  return (
+    <Box padding="600">
+      <BlockStack gap="200" inlineAlign="center">
+        <Text as={heading ? "h2" : "p"} variant="headingMd" alignment="center">
+          {title}
+        </Text>
+        {hint && (
+          <Text as="p" tone="subdued" alignment="center">
+            {hint}
+          </Text>
+        )}
+      </BlockStack>
+    </Box>
   );
 }
 

@@ -1,9 +1,9 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { useLoaderData, useSearchParams } from "@remix-run/react";
-import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
+import { Badge, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
 import { recentActivity } from "~/admin/activity.server";
-import { PageError, formatWhen } from "~/admin/ui";
+import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
@@ -36,16 +36,11 @@ export default function Activity() {
         <Layout.Section>
           <Card padding="0">
             {entries.length === 0 ? (
-              <Box padding="600">
-                <BlockStack gap="200" inlineAlign="center">
-                  <Text as="h2" variant="headingMd" alignment="center">
-                    {params.get("q") ? "Nothing matches your search" : "No activity yet"}
-                  </Text>
-                  <Text as="p" tone="subdued" alignment="center">
-                    {params.get("q") ? "Try another customer email or order name." : "Changes in your store appear here as they are sent."}
-                  </Text>
-                </BlockStack>
-              </Box>
+              <EmptyState
+                heading
+                title={params.get("q") ? "Nothing matches your search" : "No activity yet"}
+                hint={params.get("q") ? "Try another customer email or order name." : "Changes in your store appear here as they are sent."}
+              />
             ) : (
               <IndexTable
                 resourceName={{ singular: "delivery", plural: "deliveries" }}

@@ -1,10 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigate, useNavigation, useSearchParams } from "@remix-run/react";
-import { BlockStack, Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Tabs, Text, TextField } from "@shopify/polaris";
+import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Tabs, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { CAMPAIGN_TABS, StatusBadge } from "~/campaigns/ui";
-import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
 import { campaignsPage, createCampaign, scheduleZone } from "~/campaigns/campaigns.server";
 import { serviceAccess } from "~/admin/service-access.server";
 import { authenticate } from "~/shopify.server";
@@ -137,16 +137,10 @@ export default function Campaigns() {
                   itemCount={data.campaigns.length}
                   selectable={false}
                   emptyState={
-                    <Box padding="600">
-                      <BlockStack gap="200" inlineAlign="center">
-                        <Text as="p" variant="headingMd">
-                          No {data.query.status === "all" ? "" : TAB_LABEL[data.query.status].toLowerCase() + " "}campaigns
-                        </Text>
-                        <Text as="p" tone="subdued">
-                          Create a campaign, or start from one of your templates.
-                        </Text>
-                      </BlockStack>
-                    </Box>
+                    <EmptyState
+                      title={`No ${data.query.status === "all" ? "" : TAB_LABEL[data.query.status].toLowerCase() + " "}campaigns`}
+                      hint="Create a campaign, or start from one of your templates."
+                    />
                   }
                   headings={[{ title: "Name" }, { title: "Status" }, { title: "Created" }, { title: "Scheduled / sent" }]}
                 >

@@ -3,7 +3,7 @@ import { Form, useLoaderData, useNavigation } from "@remix-run/react";
 import { Box, Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
-import { PageError, SectionCard, formatWhen } from "~/admin/ui";
+import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
 import { PersonStatus } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
@@ -100,11 +100,7 @@ export default function PersonPage() {
                     ])}
                   />
                 ) : (
-                  <Box padding="600">
-                    <Text as="p" alignment="center" tone="subdued">
-                      {FILTERS.some((k) => filters[k]) ? "No events match these filters." : "No events recorded for this person yet."}
-                    </Text>
-                  </Box>
+                  <EmptyState title={FILTERS.some((k) => filters[k]) ? "No events match these filters" : "No events recorded for this person yet"} />
                 )}
                 <Box padding="300">
                   <PageNav page={data.page} />

@@ -1,9 +1,9 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
-import { BlockStack, Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
+import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
-import { PageError, formatWhen } from "~/admin/ui";
+import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
 import { PersonStatus } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
@@ -85,13 +85,7 @@ export default function People() {
                   itemCount={data.people.length}
                   selectable={false}
                   emptyState={
-                    <Box padding="600">
-                      <BlockStack gap="200" inlineAlign="center">
-                        <Text as="p" variant="headingMd">
-                          {Object.keys(errors).length ? "Fix the highlighted filters to search" : "Nobody matches these filters"}
-                        </Text>
-                      </BlockStack>
-                    </Box>
+                    <EmptyState title={Object.keys(errors).length ? "Fix the highlighted filters to search" : "Nobody matches these filters"} />
                   }
                   headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
                 >

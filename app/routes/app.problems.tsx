@@ -4,7 +4,7 @@ import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, 
 import { SearchCard } from "~/admin/SearchCard";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listRetrying } from "~/admin/problems.server";
-import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
@@ -94,18 +94,15 @@ export default function Problems() {
         {total === 0 ? (
           <Layout.Section>
             <Card>
-              <Box padding="600">
-                <BlockStack gap="200" inlineAlign="center">
-                  <Text as="h2" variant="headingMd" alignment="center">
-                    {params.get("q") ? "No problems match your search" : "No problems"}
-                  </Text>
-                  <Text as="p" tone="subdued" alignment="center">
-                    {params.get("q")
-                      ? "Try another customer email or order name."
-                      : "Everything your store sent was accepted by the marketing service, or is still being retried."}
-                  </Text>
-                </BlockStack>
-              </Box>
+              <EmptyState
+                heading
+                title={params.get("q") ? "No problems match your search" : "No problems"}
+                hint={
+                  params.get("q")
+                    ? "Try another customer email or order name."
+                    : "Everything your store sent was accepted by the marketing service, or is still being retried."
+                }
+              />
             </Card>
           </Layout.Section>
         ) : (
