@@ -1,5 +1,5 @@
 import { useSearchParams } from "@remix-run/react";
-import { Banner, BlockStack, Button, Card, InlineStack, Layout, Pagination, Text } from "@shopify/polaris";
+import { Banner, BlockStack, Box, Button, Card, InlineStack, Layout, Pagination, Text } from "@shopify/polaris";
 import { useEffect, useRef, type ReactNode } from "react";
 import type { ServiceProblem } from "./service-errors";
 
@@ -76,7 +76,8 @@ export function ProblemBanner({ problem, children }: { problem: ServiceProblem; 
   );
 }
 
-/** Previous / next through a service list, keeping the other query parameters. */
+/** Previous / next through a service list, keeping the other query parameters: the footer of
+ * the list's card, or nothing when the list fits one page. */
 export function PageNav({ page }: { page: { page: number; lastPage: number; total: number } | null }) {
   const [params, setParams] = useSearchParams();
   if (!page || page.lastPage <= 1) return null;
@@ -86,11 +87,13 @@ export function PageNav({ page }: { page: { page: number; lastPage: number; tota
     setParams(next);
   };
   return (
-    <InlineStack align="center" blockAlign="center" gap="300">
-      <Pagination hasPrevious={page.page > 1} onPrevious={() => go(page.page - 1)} hasNext={page.page < page.lastPage} onNext={() => go(page.page + 1)} />
-      <Text as="span" tone="subdued">
-        Page {page.page} of {page.lastPage} · {page.total} in all
-      </Text>
-    </InlineStack>
+    <Box padding="300">
+      <InlineStack align="center" blockAlign="center" gap="300">
+        <Pagination hasPrevious={page.page > 1} onPrevious={() => go(page.page - 1)} hasNext={page.page < page.lastPage} onNext={() => go(page.page + 1)} />
+        <Text as="span" tone="subdued">
+          Page {page.page} of {page.lastPage} · {page.total} in all
+        </Text>
+      </InlineStack>
+    </Box>
   );
 }

@@ -159,9 +159,7 @@ export default function Campaigns() {
                     </IndexTable.Row>
                   ))}
                 </IndexTable>
-                <Box padding="300">
-                  <PageNav page={data.page} />
-                </Box>
+                <PageNav page={data.page} />
               </Card>
             </Layout.Section>
           </>

@@ -1,6 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
-import { Box, Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
+import { Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
@@ -102,9 +102,7 @@ export default function PersonPage() {
                 ) : (
                   <EmptyState title={FILTERS.some((k) => filters[k]) ? "No events match these filters" : "No events recorded for this person yet"} />
                 )}
-                <Box padding="300">
-                  <PageNav page={data.page} />
-                </Box>
+                <PageNav page={data.page} />
               </Card>
             </Layout.Section>
           </>

@@ -1,6 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
-import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
+import { Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
@@ -104,9 +104,7 @@ export default function People() {
                     </IndexTable.Row>
                   ))}
                 </IndexTable>
-                <Box padding="300">
-                  <PageNav page={data.page} />
-                </Box>
+                <PageNav page={data.page} />
               </Card>
             </Layout.Section>
           </>

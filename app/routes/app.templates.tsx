@@ -98,13 +98,11 @@ export default function Templates() {
                     </IndexTable.Row>
                   ))}
                 </IndexTable>
+                <PageNav page={data.page} />
                 <Box padding="300">
-                  <BlockStack gap="200">
-                    <PageNav page={data.page} />
-                    <Text as="p" tone="subdued" variant="bodySm">
-                      Previews open in your marketing dashboard and need you to be signed in there.
-                    </Text>
-                  </BlockStack>
+                  <Text as="p" tone="subdued" variant="bodySm">
+                    Previews open in your marketing dashboard and need you to be signed in there.
+                  </Text>
                 </Box>
               </Card>
             </Layout.Section>

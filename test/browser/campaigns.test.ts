@@ -1,6 +1,6 @@
 // Campaigns, templates and people in headless Chromium (the fake Admin's App Bridge stub): create
 // from a template → edit → test-send → schedule → see it under Scheduled; a review-required send
-// resolved with "Send anyway"; people search and a person's events. Screenshots go to
+// resolved with "Send anyway"; people search, paging and a person's events. Screenshots go to
 // test/browser/screenshots/campaigns/ (git-ignored; a folder of their own, which the admin test's
 // clean-up of the top level leaves alone).
 import path from "node:path";
@@ -194,5 +194,20 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await open("/app/people/by-customer?id=777");
     await page.getByText("This customer no longer exists in Shopify").waitFor();
     await shot("14-customer-not-found");
+  });
+
+  it("a list longer than a page: the page footer, and Next shows the rest; a short list has no footer", async () => {
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+    for (let i = 1; i <= 30; i++) await svc.people.upsert({ email: `paged-${String(i).padStart(2, "0")}@example.com`, source: "shopify" });
+    await open("/app/people?q=paged-");
+    await page.getByText("Page 1 of 2 · 30 in all").waitFor();
+    await page.getByRole("button", { name: "Next" }).click();
+    await page.waitForURL(/page=2/);
+    await page.getByText("Page 2 of 2 · 30 in all").waitFor();
+    expect(await page.getByRole("link", { name: /^paged-\d+@example\.com$/ }).count()).toBe(5);
+    await shot("15-people-page-2");
+    await open("/app/people?q=ada");
+    await page.getByRole("link", { name: "ada@example.com" }).waitFor();
+    expect(await page.getByText(/Page \d+ of \d+/).count()).toBe(0);
   });
 });
