@@ -35,8 +35,10 @@ export interface FakeStore {
   objects: Record<"customers" | "products" | "orders", Line[]>;
   /** Range requests answered: the byte offsets asked for. */
   ranges: string[];
-  /** Bulk operations started, by kind. */
-  operations: { id: string; kind: string; polls: number; url: string; startedAt: number }[];
+  /** Bulk operations started, by kind; `seq` orders them among `downloads`. */
+  operations: { id: string; kind: string; polls: number; url: string; startedAt: number; seq: number }[];
+  /** Result files served, in order: which operation's file, and `seq` shared with `operations`. */
+  downloads: { operationId: string; seq: number }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
   customer(index: number): Line;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
@@ -170,6 +172,8 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   /** Range requests answered (the import resumes a chunk from its byte offset). */
   const ranges: string[] = [];
   const operations: FakeStore["operations"] = [];
+  const downloads: FakeStore["downloads"] = [];
+  let seq = 0;
 
   const server: Server = createServer((req, res) => {
     const file = files.get(req.url ?? "");
@@ -177,6 +181,8 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       res.writeHead(404).end();
       return;
     }
+    const served = operations.find((o) => o.url === base + req.url);
+    if (served) downloads.push({ operationId: served.id, seq: ++seq });
     // Byte ranges as Google Cloud Storage serves Shopify's result files: `bytes=<from>-`.
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
     if (range && Number(range[1]) < file.length) {
@@ -233,7 +239,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     files.set(path, Buffer.from(text, "utf8"));
     // Shopify counts every object of the export, nested ones included (one per JSONL line).
     lineCounts.set(id, text.split("\n").filter(Boolean).length);
-    operations.push({ id, kind, polls: 0, url: base + path, startedAt: Date.now() });
+    operations.push({ id, kind, polls: 0, url: base + path, startedAt: Date.now(), seq: ++seq });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
   }));
   admin.onGraphql("ReadBulk", metered("ReadBulk", 1, (variables) => {
@@ -282,6 +288,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     objects,
     operations,
     ranges,
+    downloads,
     customer: (index) => customers[index],
     touch: (kind, index, changes, updatedAt = new Date().toISOString()) => Object.assign(objects[kind][index], changes, { updatedAt }),
     bucket,
