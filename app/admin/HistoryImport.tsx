@@ -1,10 +1,12 @@
 import { Form, useNavigation, useRevalidator } from "@remix-run/react";
 import { Badge, BlockStack, Box, Button, InlineStack, ProgressBar, Select, Text } from "@shopify/polaris";
 import { useEffect, useRef, useState } from "react";
+import { BACKFILL_STATUS } from "../pipeline/status";
 import type { HistoryView } from "./history.server";
 import { formatDuration, formatNumber, formatWhen, SectionCard } from "./ui";
 
 const POLL_MS = 2_000;
+const isActive = (h: HistoryView) => h.status === BACKFILL_STATUS.queued || h.status === BACKFILL_STATUS.running;
 const KIND_LABEL: Record<string, string> = { customers: "Customers", products: "Products", orders: "Orders" };
 
 /** Lines per second between the last two samples of the same kind (null until there are two). */
@@ -12,7 +14,7 @@ function useRate(history: HistoryView | null): number | null {
   const last = useRef<{ key: string; done: number; at: number } | null>(null);
   const [rate, setRate] = useState<number | null>(null);
   useEffect(() => {
-    if (!history || history.status !== "running" && history.status !== "queued") return;
+    if (!history || !isActive(history)) return;
     const key = `${history.id}:${history.kindNumber}`;
     const now = Date.now();
     const prev = last.current;
@@ -31,7 +33,7 @@ export function HistoryImport({ history }: { history: HistoryView | null }) {
   const revalidator = useRevalidator();
   const navigation = useNavigation();
   const [orders, setOrders] = useState("365");
-  const active = history?.status === "queued" || history?.status === "running";
+  const active = history !== null && isActive(history);
   // Live while it runs: the loader is read again every 2 s.
   useEffect(() => {
     if (!active) return;
@@ -52,8 +54,8 @@ export function HistoryImport({ history }: { history: HistoryView | null }) {
       title="Store history"
       badge={
         history && (
-          <Badge tone={history.status === "done" ? "success" : history.status === "failed" ? "critical" : "info"}>
-            {history.status === "done" ? "Imported" : history.status === "failed" ? "Failed" : "Importing"}
+          <Badge tone={history.status === BACKFILL_STATUS.done ? "success" : history.status === BACKFILL_STATUS.failed ? "critical" : "info"}>
+            {history.status === BACKFILL_STATUS.done ? "Imported" : history.status === BACKFILL_STATUS.failed ? "Failed" : "Importing"}
           </Badge>
         )
       }
@@ -76,9 +78,9 @@ export function HistoryImport({ history }: { history: HistoryView | null }) {
         </BlockStack>
       ) : (
         <Text as="p" tone="subdued">
-          {history?.status === "done"
+          {history?.status === BACKFILL_STATUS.done
             ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt)}.`
-            : history?.status === "failed"
+            : history?.status === BACKFILL_STATUS.failed
               ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
               : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
         </Text>

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { BackfillRefused, backfillProgress, requestBackfill } from "../backfill/backfill.server";
+import type { BackfillStatus } from "../pipeline/status";
 
 /** What the Connection page shows of the shop's history import (the latest one). */
 export interface HistoryView {
   id: string;
-  status: string;
+  status: BackfillStatus;
   /** The kind being imported, its position and the number of kinds. */
   kind: string | null;
   kindNumber: number;

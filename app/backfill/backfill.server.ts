@@ -16,12 +16,12 @@ import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import type { PipelinePolicy } from "../pipeline/policy";
+import { BACKFILL_STATUS, DELIVERY_STATUS, type BackfillStatus } from "../pipeline/status";
 import { adminQuery } from "./admin-graphql.server";
 import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 
-export const BACKFILL_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
 const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 
 const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
@@ -45,7 +45,7 @@ export async function requestBackfill(shop: string, input: BackfillRequest = {})
   return database().sql.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('backfill:' || $1))`, [shop]);
     const active = await tx.query<{ id: string; createdAt: Date }>(
-      `SELECT id, "createdAt" FROM "BackfillRun" WHERE shop = $1 AND status IN ('queued', 'running') LIMIT 1`,
+      `SELECT id, "createdAt" FROM "BackfillRun" WHERE shop = $1 AND status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}') LIMIT 1`,
       [shop],
     );
     if (active.length) {
@@ -63,7 +63,7 @@ export async function requestBackfill(shop: string, input: BackfillRequest = {})
 
 export interface BackfillProgress {
   id: string;
-  status: string;
+  status: BackfillStatus;
   kind: string | null;
   kindsDone: number;
   kinds: number;
@@ -85,7 +85,7 @@ export async function backfillProgress(shop: string): Promise<BackfillProgress |
   if (!run) return null;
   return {
     id: run.id,
-    status: run.status,
+    status: run.status as BackfillStatus,
     kind: run.kinds[run.kindIndex] ?? null,
     kindsDone: run.kindIndex,
     kinds: run.kinds.length,
@@ -233,7 +233,7 @@ const BACKLOG_CHUNKS = 2;
 async function backlog(shop: string, limit: number): Promise<number> {
   const [row] = await database().sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (
-       SELECT 1 FROM "WebhookDelivery" WHERE status IN ('queued', 'running') AND shop = $1 AND source = 'backfill' LIMIT $2) s`,
+       SELECT 1 FROM "WebhookDelivery" WHERE status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}') AND shop = $1 AND source = 'backfill' LIMIT $2) s`,
     [shop, limit],
   );
   return row?.n ?? 0;
@@ -263,7 +263,7 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
        "lastError" = $14, attempts = CASE WHEN $15::boolean THEN attempts ELSE 0 END,
        "finishedAt" = CASE WHEN $16::boolean THEN now() ELSE NULL END,
        "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()
-     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+     WHERE id = $1 AND "lockedBy" = $2 AND status = '${BACKFILL_STATUS.running}'`,
     [
       run.id,
       workerId,
@@ -372,7 +372,7 @@ async function recordObjects(
 ): Promise<void> {
   await database().sql.transaction(async (tx) => {
     const [mine] = await tx.query(
-      `SELECT 1 FROM "BackfillRun" WHERE id = $1 AND "lockedBy" = $2 AND status = 'running' FOR UPDATE`,
+      `SELECT 1 FROM "BackfillRun" WHERE id = $1 AND "lockedBy" = $2 AND status = '${BACKFILL_STATUS.running}' FOR UPDATE`,
       [run.id, workerId],
     );
     if (!mine) throw new Error("lease lost during the import step");

@@ -16,6 +16,7 @@ import { logger } from "../logger.server";
 import type { ClaimedDelivery } from "../pipeline/plan.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
+import { DELIVERY_OUTCOME, DELIVERY_STATUS } from "../pipeline/status";
 import { adminQuery } from "./admin-graphql.server";
 import { customerBody, orderBody } from "./convert";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS } from "./fields";
@@ -165,7 +166,7 @@ async function fetchObject(
   const [row] = await database().sql.query<ClaimedDelivery>(
     // Held by this worker from the start: a crash before planning leaves it to the lease's expiry.
     `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source, status, attempts, "lockedBy", "lockedUntil")
-     VALUES (gen_random_uuid()::text, $1, $2, $3, $3, $4, 'lookup', 'running', 1, $5, now() + ($6::int * interval '1 millisecond'))
+     VALUES (gen_random_uuid()::text, $1, $2, $3, $3, $4, 'lookup', '${DELIVERY_STATUS.running}', 1, $5, now() + ($6::int * interval '1 millisecond'))
      RETURNING id, "receivedAt" AT TIME ZONE 'UTC' AS "receivedAt", "triggeredAt" AT TIME ZONE 'UTC' AS "triggeredAt",
        shop, topic, "eventId", "rawBody", attempts, source`,
     [shop, lookup.topic, eventId, JSON.stringify(body), workerId, policy.leaseMs],
@@ -178,10 +179,10 @@ async function fetchObject(
 async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePolicy, reason: string | null, failed: boolean): Promise<void> {
   await database()
     .sql.query(
-      `UPDATE "WebhookDelivery" SET status = 'queued', "runAt" = now() + ($3::int * interval '1 millisecond'),
+      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', "runAt" = now() + ($3::int * interval '1 millisecond'),
          "outcomeDetail" = coalesce($4, "outcomeDetail"), attempts = CASE WHEN $5::boolean THEN attempts ELSE GREATEST(attempts - 1, 0) END,
          "lockedBy" = NULL, "lockedUntil" = NULL
-       WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+       WHERE id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`,
       [d.id, workerId, failed ? retryDelayMs(d.attempts, policy) : 0, reason === null ? null : `waiting: ${reason}`, failed],
     )
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
@@ -190,9 +191,9 @@ async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePo
 async function giveUp(workerId: string, d: ClaimedDelivery, objectKey: string, reason: string): Promise<void> {
   await database()
     .sql.query(
-      `UPDATE "WebhookDelivery" SET status = 'done', outcome = 'ignored', "outcomeDetail" = $3, "objectKey" = $4, "finishedAt" = now(),
+      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = '${DELIVERY_OUTCOME.ignored}', "outcomeDetail" = $3, "objectKey" = $4, "finishedAt" = now(),
          "lockedBy" = NULL, "lockedUntil" = NULL
-       WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+       WHERE id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`,
       [d.id, workerId, reason, objectKey],
     )
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not record a delivery; its lease will expire"));

@@ -19,6 +19,7 @@ import {
 } from "../cli/support.server";
 import { ConfigError } from "../config.server";
 import { logToStderr } from "../logger.server";
+import { BACKFILL_STATUS } from "../pipeline/status";
 
 // Tables and JSON go to stdout; the app's logs go to stderr, and only warnings unless asked.
 process.env.LOG_LEVEL ??= "warn";
@@ -137,7 +138,7 @@ program
         const current = ((p.linesDone - sample.done) * 1000) / (now - sample.at);
         sample = { kind, done: p.linesDone, at: now, rate: sample.rate === null ? current : sample.rate * 0.6 + current * 0.4 };
       }
-      const status = p.status === "done" || p.status === "failed" ? p.status : p.phase === "import" ? "importing" : "Shopify is exporting";
+      const status = p.status === BACKFILL_STATUS.done || p.status === BACKFILL_STATUS.failed ? p.status : p.phase === "import" ? "importing" : "Shopify is exporting";
       bar.setTotal(Math.max(p.expected ?? p.linesDone, 1));
       bar.update(p.linesDone, {
         kind,
@@ -149,7 +150,7 @@ program
       });
     });
     bar.stop();
-    if (done?.status !== "done") throw new CliError(`the history import ended ${done?.status ?? "unknown"}${done?.lastError ? `: ${done.lastError}` : ""}`);
+    if (done?.status !== BACKFILL_STATUS.done) throw new CliError(`the history import ended ${done?.status ?? "unknown"}${done?.lastError ? `: ${done.lastError}` : ""}`);
     console.log(`imported ${done.objects} object(s)`);
   });
 

@@ -5,6 +5,7 @@ import { database, type Database } from "../db.server";
 import type { BackfillProgress, BackfillRequest } from "../backfill/backfill.server";
 import { exportCustomer, knownEmail, type CustomerExport } from "../compliance/compliance.server";
 import { resealStoredSecrets, type ResealReport } from "../shops/key-rotation.server";
+import { BACKFILL_STATUS } from "../pipeline/status";
 
 /** A refusal the CLI prints as one line (exit code 2). */
 export class CliError extends Error {
@@ -170,7 +171,7 @@ export async function runUntilImported(shop: string, onProgress: (p: BackfillPro
     for (;;) {
       const p = await backfillProgress(shop);
       if (p) onProgress(p);
-      if (!p || p.status === "done" || p.status === "failed") {
+      if (!p || p.status === BACKFILL_STATUS.done || p.status === BACKFILL_STATUS.failed) {
         await worker.idle({ timeoutMs: 10 * 60_000 });
         return p;
       }

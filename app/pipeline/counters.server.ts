@@ -1,5 +1,6 @@
 import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
+import { CALL_STATUS } from "./status";
 
 export interface CounterDelta {
   shop: string;
@@ -128,7 +129,7 @@ export async function syncHealth(shop: string): Promise<SyncHealth[]> {
     }),
     prisma().outboundCall.groupBy({
       by: ["kind"],
-      where: { shop, status: { in: ["queued", "running"] } },
+      where: { shop, status: { in: [CALL_STATUS.queued, CALL_STATUS.running] } },
       _count: { _all: true },
       _min: { createdAt: true },
     }),

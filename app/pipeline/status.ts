@@ -31,6 +31,10 @@ export const CALL_STATUS = {
 } as const;
 export type CallStatus = (typeof CALL_STATUS)[keyof typeof CALL_STATUS];
 
+/** A history import run (BackfillRun). */
+export const BACKFILL_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
+export type BackfillStatus = (typeof BACKFILL_STATUS)[keyof typeof BACKFILL_STATUS];
+
 export const TIMER_STATUS = {
   pending: "pending",
   running: "running",

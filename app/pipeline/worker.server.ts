@@ -9,7 +9,7 @@ import { fireDueTimers } from "./abandonment.server";
 import { deliverCalls } from "./deliver.server";
 import { planDeliveries } from "./plan.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
-import { CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
+import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { pruneCounterHistory } from "./counters.server";
 import { pruneOldRows } from "./retention.server";
@@ -171,7 +171,7 @@ async function releaseOrphanedLeases(): Promise<void> {
   await prisma().$executeRawUnsafe(
     `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.pending}', ${release} WHERE status = '${TIMER_STATUS.running}'`
   );
-  await prisma().$executeRawUnsafe(`UPDATE "BackfillRun" SET status = 'queued', ${release} WHERE status = 'running'`);
+  await prisma().$executeRawUnsafe(`UPDATE "BackfillRun" SET status = '${BACKFILL_STATUS.queued}', ${release} WHERE status = '${BACKFILL_STATUS.running}'`);
 }
 
 /**
@@ -201,7 +201,7 @@ async function hasDueWork(): Promise<boolean> {
                       AND ${canReceiveDeliveriesSql("s")})
          OR EXISTS (SELECT 1 FROM "AbandonmentTimer"
                     WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= now())
-         OR EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('queued','running') AND "runAt" <= now()) AS due`
+         OR EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('${BACKFILL_STATUS.queued}','${BACKFILL_STATUS.running}') AND "runAt" <= now()) AS due`
   );
   return Boolean(row?.due);
 }

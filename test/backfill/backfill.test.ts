@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { BACKFILL_STATUS, BackfillRefused, backfillProgress, requestBackfill } from "~/backfill/backfill.server";
+import { BackfillRefused, backfillProgress, requestBackfill } from "~/backfill/backfill.server";
+import { BACKFILL_STATUS } from "~/pipeline/status";
 import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
