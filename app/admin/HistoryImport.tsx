@@ -14,7 +14,7 @@ function useRate(history: HistoryView | null): number | null {
   const last = useRef<{ key: string; done: number; at: number } | null>(null);
   const [rate, setRate] = useState<number | null>(null);
   useEffect(() => {
-    if (!history || !isActive(history)) return;
+    if (!history || !isActive(history) || history.exporting) return;
     const key = `${history.id}:${history.kindNumber}`;
     const now = Date.now();
     const prev = last.current;
@@ -68,13 +68,21 @@ export function HistoryImport({ history }: { history: HistoryView | null }) {
           <div data-history-progress={progress}>
             <ProgressBar progress={progress} tone="primary" size="small" animated />
           </div>
-          <Text as="p" variant="bodySm" tone="subdued">
-            <span data-history-done>
-              {formatNumber(history.done)} / {history.total === null ? "…" : formatNumber(history.total)}
-            </span>{" "}
-            · {rate === null ? "measuring speed…" : `${formatNumber(Math.round(rate))} per second`}
-            {eta ? ` · about ${eta} left` : ""} · {formatNumber(history.objects)} objects imported so far
-          </Text>
+          {history.exporting ? (
+            // Nothing of this kind can be counted until Shopify's file is ready: no "0 / …", no "0 per second".
+            <Text as="p" variant="bodySm" tone="subdued">
+              <span data-history-exporting>Large stores take a few minutes to export; the import starts as soon as the file is ready.</span>
+              {history.objects > 0 ? ` · ${formatNumber(history.objects)} objects imported so far` : ""}
+            </Text>
+          ) : (
+            <Text as="p" variant="bodySm" tone="subdued">
+              <span data-history-done>
+                {formatNumber(history.done)} / {history.total === null ? "…" : formatNumber(history.total)}
+              </span>{" "}
+              · {rate === null ? "measuring speed…" : `${formatNumber(Math.round(rate))} per second`}
+              {eta ? ` · about ${eta} left` : ""} · {formatNumber(history.objects)} objects imported so far
+            </Text>
+          )}
         </BlockStack>
       ) : (
         <Text as="p" tone="subdued">

@@ -35,6 +35,12 @@ describeEachDatabase("history import in the admin", (database) => {
     expect(days).toBeLessThan(90.1);
     expect(await resync(shop, "all")).toMatchObject({ ok: false, toast: expect.stringMatching(/already under way/) });
 
+    // While Shopify prepares the export there is nothing to count yet: no "0 / …", no "0 per second".
+    const exporting = (await openPage(h.app.url, shop, "/app/connection").then((r) => r.text())).replaceAll("<!-- -->", "");
+    expect(exporting).toContain("Customers (1 of 3): Shopify is preparing the export…");
+    expect(exporting).toContain("the import starts as soon as the file is ready");
+    expect(exporting).not.toContain("data-history-done");
+
     // Mid-import: orders (3 of 3), 400 of the 1,000 lines Shopify exported.
     await h.app.db.prisma.backfillRun.update({ where: { id: run.id }, data: { kindIndex: 2, phase: "import", objectCount: 1_000, linesDone: 400, objects: 5_300 } });
     expect(await history(shop)).toMatchObject({ status: "queued", kind: "orders", kindNumber: 3, kinds: 3, exporting: false, done: 400, total: 1_000, objects: 5_300 });
