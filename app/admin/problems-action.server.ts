@@ -6,7 +6,7 @@ const idSchema = z.string().refine(isRowId, { error: "Not a problem id." });
 const problemActionSchema = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("replay"), id: idSchema }),
   z.object({ intent: z.literal("discard"), id: idSchema }),
-  z.object({ intent: z.literal("replay-reason"), reason: z.string().min(1).max(10_000) }),
+  z.object({ intent: z.literal("replay-reason"), key: z.string().regex(/^[0-9a-f]{32}$/, { error: "Not a problem group." }) }),
 ]);
 
 export interface ProblemActionResult {
@@ -26,7 +26,7 @@ export async function problemAction(shop: string, form: FormData): Promise<Probl
     const n = await discardProblems(shop, [a.id]);
     return n ? { ok: true, toast: "Discarded", at } : { ok: false, toast: "Already handled", error: true, at };
   }
-  const ids = a.intent === "replay" ? [a.id] : await deadLetterIdsForReason(shop, a.reason);
+  const ids = a.intent === "replay" ? [a.id] : await deadLetterIdsForReason(shop, a.key);
   const { replayed: n, superseded } = await replayProblems(shop, ids);
   if (!n && !superseded) return { ok: false, toast: "Already handled", error: true, at };
   const sent = n === 1 ? "Sent again" : `${n} sent again`;

@@ -1,6 +1,7 @@
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.server";
+import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS } from "../pipeline/status";
 import { callSearchSql, describeObject, likePattern, summariseCall } from "./calls";
 import { maskEmailsIn } from "./privacy";
@@ -19,7 +20,10 @@ export interface Problem {
 }
 
 export interface ProblemGroup {
+  /** what failed, as the merchant reads it (e-mail addresses masked) */
   reason: string;
+  /** names the group in "replay all" without echoing the reason (an opaque digest) */
+  key: string;
   count: number;
   problems: Problem[];
 }
@@ -31,11 +35,16 @@ interface DeadRow {
   call: unknown;
   attempts: number;
   lastError: string | null;
+  cause: string;
+  causeKey: string;
   lastResponse: unknown;
   createdAt: Date | string;
 }
 
 const NO_REASON = "No reason recorded";
+/** One group per cause: the give-up message's attempt count and minutes left out. */
+const CAUSE = deadLetterCauseSql(`o."lastError"`);
+const CAUSE_KEY = `md5(${CAUSE})`;
 
 /** The service's message from a stored response body, when it has one. */
 function serviceMessage(lastResponse: unknown): string | null {
@@ -67,15 +76,15 @@ async function groupFailures(shop: string, statusSql: string, options: { search?
     where += ` AND ${callSearchSql(params.length)}`;
   }
   const rows = await database().sql.query<DeadRow>(
-    `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", o."lastResponse", o."createdAt"
+    `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", ${CAUSE} AS cause, ${CAUSE_KEY} AS "causeKey",
+         o."lastResponse", o."createdAt"
        FROM "OutboundCall" o WHERE ${where} ORDER BY o.id DESC LIMIT 2000`,
     params,
   );
   const groups = new Map<string, ProblemGroup>();
   const limit = options.limit ?? 50;
   for (const r of rows) {
-    const reason = r.lastError?.trim() || NO_REASON;
-    const g = groups.get(reason) ?? { reason, count: 0, problems: [] };
+    const g = groups.get(r.causeKey) ?? { reason: maskEmailsIn(r.cause.trim()) || NO_REASON, key: r.causeKey, count: 0, problems: [] };
     g.count++;
     if (g.problems.length < limit) {
       const s = summariseCall(r.call);
@@ -91,19 +100,18 @@ async function groupFailures(shop: string, statusSql: string, options: { search?
         createdAt: new Date(r.createdAt).toISOString(),
       });
     }
-    groups.set(reason, g);
+    groups.set(r.causeKey, g);
   }
   return [...groups.values()].sort((a, b) => b.count - a.count);
 }
 
-/** Ids of a shop's dead letters with this reason (for "replay all of a reason"). */
-export async function deadLetterIdsForReason(shop: string, reason: string): Promise<string[]> {
-  const rows = await prisma().outboundCall.findMany({
-    where: { shop, status: CALL_STATUS.dead, lastError: reason === NO_REASON ? null : reason },
-    select: { id: true },
-    orderBy: { id: "asc" },
-  });
-  return rows.map((r) => String(r.id));
+/** Ids of a shop's dead letters of one group (its `key`), for "replay all". */
+export async function deadLetterIdsForReason(shop: string, key: string): Promise<string[]> {
+  const rows = await database().sql.query<{ id: string }>(
+    `SELECT o.id::text AS id FROM "OutboundCall" o WHERE o.shop = $1 AND o.status = '${CALL_STATUS.dead}' AND ${CAUSE_KEY} = $2 ORDER BY o.id`,
+    [shop, key],
+  );
+  return rows.map((r) => r.id);
 }
 
 /**

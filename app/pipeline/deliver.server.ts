@@ -257,6 +257,15 @@ function retryOrDie(
 }
 
 /**
+ * SQL for what a dead letter failed of, from its stored `lastError`, without the attempt count and
+ * the minutes of the give-up message above (each dead letter of one long outage has its own), so
+ * the Problems page shows one group per cause, not one per dead letter.
+ */
+export function deadLetterCauseSql(lastError: string): string {
+  return `regexp_replace(coalesce(${lastError}, ''), '^gave up after [0-9]+ attempts; last: (.*) [(]retried for [0-9]+ min[)]$', 'Gave up retrying: \\1')`;
+}
+
+/**
  * The service refuses to change the status of a blocked or hard-bounced person. Retrying cannot
  * help and replaying would not either, so such a refusal is recorded and not retried.
  */

@@ -107,7 +107,7 @@ export default function Problems() {
           </Layout.Section>
         ) : (
           groups.map((g) => (
-            <Layout.Section key={g.reason}>
+            <Layout.Section key={g.key}>
               <Card padding="0">
                 <Box padding="400">
                   <InlineStack align="space-between" blockAlign="center" gap="200">
@@ -119,7 +119,7 @@ export default function Problems() {
                         <Badge tone="critical">{`${g.count}`}</Badge>
                       </InlineStack>
                     </BlockStack>
-                    <ActionButton intent="replay-reason" fields={{ reason: g.reason }}>
+                    <ActionButton intent="replay-reason" fields={{ key: g.key }}>
                       {g.count === 1 ? "Replay" : `Replay all ${g.count}`}
                     </ActionButton>
                   </InlineStack>

@@ -51,7 +51,7 @@ describe("every page answers only to a valid session token", () => {
     for (const kind of BAD_TOKENS) {
       expect((await postForm(h.app.url, B, "/app/connection", { intent: "connect", apiKey: h.emulator.apiKey }, kind)).status).toBe(401);
       expect((await postForm(h.app.url, B, "/app/settings", { trackerMode: "legacy", source: "x", abandonmentDelayMinutes: "60", optInMode: "trust_shopify", orderCompletedOn: "paid" }, kind)).status).toBe(401);
-      expect((await postForm(h.app.url, B, "/app/problems", { intent: "replay-reason", reason: "x" }, kind)).status).toBe(401);
+      expect((await postForm(h.app.url, B, "/app/problems", { intent: "replay-reason", key: "0".repeat(32) }, kind)).status).toBe(401);
     }
     const after = await shopRow(B);
     expect(after.serviceKeyEnc).toBe(before.serviceKeyEnc);
@@ -182,7 +182,7 @@ describe("health, problems and activity over the real pipeline", () => {
     await h.settle();
     h.emulator.clearFaults();
 
-    const problems = await routeData<{ groups: { reason: string; count: number; problems: { id: string; customer: string; attempts: number; message: string }[] }[] }>(
+    const problems = await routeData<{ groups: { reason: string; key: string; count: number; problems: { id: string; customer: string; attempts: number; message: string }[] }[] }>(
       await loadData(h.app.url, A, "/app/problems"),
       "routes/app.problems",
     );
@@ -209,7 +209,7 @@ describe("health, problems and activity over the real pipeline", () => {
     // B can neither see nor act on A's dead letter.
     const bView = await routeData<{ groups: unknown[] }>(await loadData(h.app.url, B, "/app/problems"), "routes/app.problems");
     expect(bView.groups).toHaveLength(0);
-    const attempts: Record<string, string>[] = [{ intent: "replay", id: dead.id }, { intent: "discard", id: dead.id }, { intent: "replay-reason", reason: group.reason }];
+    const attempts: Record<string, string>[] = [{ intent: "replay", id: dead.id }, { intent: "discard", id: dead.id }, { intent: "replay-reason", key: group.key }];
     for (const fields of attempts) {
       const r = await actionData<{ ok: boolean }>(await postForm(h.app.url, B, "/app/problems", fields));
       expect(r.ok).toBe(false);
@@ -317,6 +317,35 @@ describe("health, problems and activity over the real pipeline", () => {
     // Replay is for dead letters only.
     expect(await actionData(await postForm(h.app.url, A, "/app/problems", { intent: "replay", id: String(row.id) }))).toMatchObject({ ok: false });
     await h.app.db.prisma.outboundCall.delete({ where: { id: row.id } });
+  });
+
+  it("one long outage is one problem group, whatever each dead letter's attempts and minutes; replay all sends that group only", async () => {
+    // What the pipeline records when it gives up after a long outage (deliver.server.ts), for
+    // calls planned at different times, plus one with another cause that names a person.
+    const dead = (objectKey: string, email: string, lastError: string) =>
+      h.app.db.prisma.outboundCall.create({
+        data: { shop: A, objectKey, kind: "customer", status: "dead", call: { op: "person.upsert", body: { email, source: "shopify" } }, attempts: 3, lastError },
+      });
+    const outage = [
+      await dead("customer:991", "outage.one@example.com", "gave up after 97 attempts; last: server_error: Server Error (retried for 1439 min)"),
+      await dead("customer:992", "outage.two@example.com", "gave up after 12 attempts; last: server_error: Server Error (retried for 2 min)"),
+    ];
+    const other = await dead("customer:993", "ada.refused@example.com", "validation_failed: Email ada.refused@example.com is not deliverable");
+    const res = await loadData(h.app.url, A, "/app/problems");
+    expect(await res.clone().text()).not.toContain("ada.refused@example.com");
+    const { groups } = await routeData<{ groups: { reason: string; key: string; count: number }[] }>(res, "routes/app.problems");
+    expect(groups.map((g) => [g.reason, g.count])).toEqual([
+      ["Gave up retrying: server_error: Server Error", 2],
+      ["validation_failed: Email a•••@example.com is not deliverable", 1],
+    ]);
+    // B cannot replay A's group by its key.
+    expect(await actionData(await postForm(h.app.url, B, "/app/problems", { intent: "replay-reason", key: groups[0].key }))).toMatchObject({ ok: false });
+    expect(await actionData(await postForm(h.app.url, A, "/app/problems", { intent: "replay-reason", key: groups[0].key }))).toMatchObject({ ok: true, toast: "2 sent again" });
+    const status = async (id: bigint) => (await h.app.db.prisma.outboundCall.findUniqueOrThrow({ where: { id } })).status;
+    for (const row of outage) expect(await status(row.id)).not.toBe("dead");
+    expect(await status(other.id)).toBe("dead");
+    await h.settle();
+    await h.app.db.prisma.outboundCall.deleteMany({ where: { id: { in: [...outage, other].map((r) => r.id) } } });
   });
 
   it("discard takes a dead letter out of the list for good", async () => {
