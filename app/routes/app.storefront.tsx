@@ -63,7 +63,9 @@ export default function Storefront() {
         </SectionCard>
         <SectionCard title="Tracker">
           <List>
-            <List.Item>Mode: {o.tracker.mode} (change it in Settings)</List.Item>
+            <List.Item>
+              Mode: {o.tracker.mode} (change it in <RemixLink to="/app/settings">Settings</RemixLink>)
+            </List.Item>
             <List.Item>
               Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt)} (${o.tracker.publishedMode})` : "not yet"}
             </List.Item>
@@ -84,6 +86,13 @@ export default function Storefront() {
           <Text as="p">
             Product viewed, added to cart, cart viewed and checkout started, from visitors who allow analytics and marketing.
           </Text>
+          {!o.events.enabled && (
+            <Text as="p" tone="subdued">
+              <span data-events-off-hint>
+                Off: nothing from the storefront is sent. Turn them on in <RemixLink to="/app/settings">Settings</RemixLink>.
+              </span>
+            </Text>
+          )}
           <List>
             <List.Item>Sent to your marketing account: {formatNumber(o.events.queued)}</List.Item>
             <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>

@@ -260,6 +260,9 @@ describe("the Storefront page in the admin", () => {
       await open();
       await page.getByText("The tracker embed is on in your live theme.").waitFor();
       expect(await page.getByRole("link", { name: "Turn on the tracker embed" }).count()).toBe(0);
+      // Storefront events are off by default: the card says where to turn them on.
+      await page.getByText("Off: nothing from the storefront is sent.").waitFor();
+      expect(await page.locator("[data-events-off-hint] a").getAttribute("href")).toBe("/app/settings");
       await page.screenshot({ path: path.join(SHOTS, "storefront-admin-2-embed-on.png"), fullPage: true });
       await context.close();
     } finally {

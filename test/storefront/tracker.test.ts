@@ -133,6 +133,7 @@ describeEachDatabase("the storefront tracker", (database) => {
       const html = await page.text();
       expect(html).toContain("Tracker embed in your theme");
       expect(html).toContain("Last event the tracker saw");
+      expect(html).not.toContain("data-events-off-hint");
     });
   });
 });
