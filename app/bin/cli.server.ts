@@ -15,6 +15,7 @@ import {
   resyncShop,
   runUntilIdle,
   runUntilImported,
+  shopProblems,
   shopStatus,
 } from "../cli/support.server";
 import { ConfigError } from "../config.server";
@@ -152,6 +153,31 @@ program
     bar.stop();
     if (done?.status !== BACKFILL_STATUS.done) throw new CliError(`the history import ended ${done?.status ?? "unknown"}${done?.lastError ? `: ${done.lastError}` : ""}`);
     console.log(`imported ${done.objects} object(s)`);
+  });
+
+program
+  .command("problems")
+  .description("a shop's dead letters grouped by cause (as the Problems page shows them), with the ids replay --ids takes")
+  .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
+  .option("--search <text>", "only those whose customer email, order name or object id contains this")
+  .option("--json", "print JSON instead of tables")
+  .action(async (options: { shop: string; search?: string; json?: boolean }) => {
+    const groups = await shopProblems(options.shop, options.search);
+    if (options.json) {
+      console.log(JSON.stringify(groups, null, 2));
+      return;
+    }
+    if (!groups.length) {
+      console.log(`${options.shop}: no dead letters${options.search ? ` matching "${options.search}"` : ""}`);
+      return;
+    }
+    for (const g of groups) {
+      console.log(`\n${g.reason} (${g.count})`);
+      const table = new Table({ head: ["id", "object", "what", "customer", "attempts", "planned"] });
+      for (const p of g.problems) table.push([p.id, p.orderName ? `order ${p.orderName}` : p.object, p.what, p.customer ?? "—", p.attempts, when(new Date(p.createdAt))]);
+      console.log(table.toString());
+      if (g.count > g.problems.length) console.log(`… and ${g.count - g.problems.length} more`);
+    }
   });
 
 program

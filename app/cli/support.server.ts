@@ -5,7 +5,7 @@ import { database, type Database } from "../db.server";
 import type { BackfillProgress, BackfillRequest } from "../backfill/backfill.server";
 import { exportCustomer, knownEmail, type CustomerExport } from "../compliance/compliance.server";
 import { resealStoredSecrets, type ResealReport } from "../shops/key-rotation.server";
-import { BACKFILL_STATUS } from "../pipeline/status";
+import { BACKFILL_STATUS, CALL_STATUS } from "../pipeline/status";
 
 /** A refusal the CLI prints as one line (exit code 2). */
 export class CliError extends Error {
@@ -83,8 +83,8 @@ export async function listShops(): Promise<ShopRow[]> {
     lastDeliveredAt: Date | null;
   }>(
     `SELECT s.domain, s."serviceKeyEnc", s."pausedAt", s."uninstalledAt",
-            (SELECT count(*)::int FROM "OutboundCall" c WHERE c.shop = s.domain AND c.status IN ('queued', 'running')) AS queued,
-            (SELECT count(*)::int FROM "OutboundCall" c WHERE c.shop = s.domain AND c.status = 'dead') AS dead,
+            (SELECT count(*)::int FROM "OutboundCall" c WHERE c.shop = s.domain AND c.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}')) AS queued,
+            (SELECT count(*)::int FROM "OutboundCall" c WHERE c.shop = s.domain AND c.status = '${CALL_STATUS.dead}') AS dead,
             (SELECT max(k."lastDeliveredAt") FROM "SyncCounter" k WHERE k.shop = s.domain) AS "lastDeliveredAt"
        FROM "Shop" s ORDER BY s.domain`,
   );
@@ -118,6 +118,16 @@ export async function shopStatus(shop: string) {
   ]);
   const [shopRow] = (await listShops()).filter((s) => s.domain === shop);
   return { shop: shopRow, kinds: await syncHealth(shop), backfill: await backfillProgress(shop), reconcile: await reconcileStatus(shop) };
+}
+
+/**
+ * `problems --shop`: the shop's dead letters grouped by cause, as the Problems page shows them
+ * (e-mail addresses masked), with the call ids `replay --ids` takes.
+ */
+export async function shopProblems(shop: string, search?: string) {
+  await knownShop(shop);
+  const { listProblems } = await import("../admin/problems.server");
+  return listProblems(shop, { search, limit: 1_000 });
 }
 
 /** `reconcile --shop`: the shop's reconciliation sweep now, in this process (refused while a worker runs it). */

@@ -24,6 +24,20 @@ describe("support CLI", () => {
       await db.prisma.outboundCall.create({
         data: { shop, objectKey: "customer:1", kind: "customer", status: "dead", call: { op: "person.delete", idOrEmail: "x@example.com" }, lastError: "gave up" },
       });
+      // Two dead letters of one outage (the pipeline's give-up message), of different customers.
+      for (const [n, attempts, minutes] of [[2, 97, 1439], [3, 12, 2]] as const) {
+        await db.prisma.outboundCall.create({
+          data: {
+            shop,
+            objectKey: `customer:${n}`,
+            kind: "customer",
+            status: "dead",
+            call: { op: "person.upsert", body: { email: `outage.${n}@example.com`, source: "shopify" } },
+            attempts,
+            lastError: `gave up after ${attempts} attempts; last: server_error: Server Error (retried for ${minutes} min)`,
+          },
+        });
+      }
     } finally {
       await db.close();
     }
@@ -42,21 +56,36 @@ describe("support CLI", () => {
 
   it("explains every command", async () => {
     const out = await cli("--help");
-    for (const command of ["shops", "status", "resync", "replay", "reconcile", "reencrypt-keys", "export-customer"]) expect(out.stdout).toContain(command);
+    for (const command of ["shops", "status", "problems", "resync", "replay", "reconcile", "reencrypt-keys", "export-customer"]) expect(out.stdout).toContain(command);
     expect((await cli("resync", "--help")).stdout).toMatch(/--orders-since/);
     expect((await cli("reconcile", "--help")).stdout).toMatch(/--shop <domain>/);
   });
 
   it("lists shops and a shop's status as tables", async () => {
     const shops = await cli("shops");
-    expect(shops.stdout).toMatch(new RegExp(`${shop}.*connected.*\\b1\\b`));
+    expect(shops.stdout).toMatch(new RegExp(`${shop}.*connected.*\\b3\\b`));
     const status = await cli("status", "--shop", shop);
     expect(status.stdout).toContain(`${shop}: connected`);
     expect(status.stdout).toContain("no history import yet");
   });
 
+  it("lists a shop's dead letters by cause, e-mails masked, with the ids that replay --ids takes", async () => {
+    const text = (await cli("problems", "--shop", shop)).stdout;
+    expect(text).toContain("Gave up retrying: server_error: Server Error (2)");
+    expect(text).toContain("gave up (1)");
+    expect(text).toContain("o•••@example.com");
+    expect(text).not.toContain("outage.2@example.com");
+    const groups = JSON.parse((await cli("problems", "--shop", shop, "--search", "customer:3", "--json")).stdout) as { reason: string; problems: { id: string; object: string }[] }[];
+    expect(groups).toHaveLength(1);
+    expect(groups[0].problems).toHaveLength(1);
+    expect((await cli("replay", "--shop", shop, "--ids", groups[0].problems[0].id)).stdout).toContain("1 replayed, 0 skipped");
+    expect((await cli("problems", "--shop", shop)).stdout).toContain("Gave up retrying: server_error: Server Error (1)");
+    const unknown = await cli("problems", "--shop", "nobody.myshopify.com");
+    expect("code" in unknown && unknown.code).toBe(2);
+  });
+
   it("replays dead letters, queues one history import at a time, and fails clearly on bad input", async () => {
-    expect((await cli("replay", "--shop", shop)).stdout).toContain("1 replayed, 0 skipped");
+    expect((await cli("replay", "--shop", shop)).stdout).toContain("2 replayed, 0 skipped");
     expect((await cli("resync", "--shop", shop, "--kinds", "customers")).stdout).toMatch(/history import .* queued/);
     const again = await cli("resync", "--shop", shop);
     expect("code" in again && again.code).toBe(2);
