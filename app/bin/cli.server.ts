@@ -162,7 +162,7 @@ program
   .option("--search <text>", "only those whose customer email, order name or object id contains this")
   .option("--json", "print JSON instead of tables")
   .action(async (options: { shop: string; search?: string; json?: boolean }) => {
-    const groups = await shopProblems(options.shop, options.search);
+    const { groups, causes } = await shopProblems(options.shop, options.search);
     if (options.json) {
       console.log(JSON.stringify(groups, null, 2));
       return;
@@ -178,6 +178,7 @@ program
       console.log(table.toString());
       if (g.count > g.problems.length) console.log(`… and ${g.count - g.problems.length} more`);
     }
+    if (causes > groups.length) console.log(`\n… and ${causes - groups.length} more causes (narrow with --search)`);
   });
 
 program

@@ -127,7 +127,7 @@ export async function shopStatus(shop: string) {
 export async function shopProblems(shop: string, search?: string) {
   await knownShop(shop);
   const { listProblems } = await import("../admin/problems.server");
-  return listProblems(shop, { search, limit: 1_000 });
+  return listProblems(shop, { search, limit: 1_000, groups: 200 });
 }
 
 /** `reconcile --shop`: the shop's reconciliation sweep now, in this process (refused while a worker runs it). */

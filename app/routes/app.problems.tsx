@@ -10,8 +10,8 @@ import { authenticate } from "~/shopify.server";
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
-  const [groups, retrying] = await Promise.all([listProblems(session.shop, { search }), listRetrying(session.shop, { search, limit: 10 })]);
-  return { search, groups, retrying };
+  const [problems, retrying] = await Promise.all([listProblems(session.shop, { search }), listRetrying(session.shop, { search, limit: 10 })]);
+  return { search, groups: problems.groups, causes: problems.causes, retrying: retrying.groups };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -39,7 +39,7 @@ function ActionButton({ intent, fields, children, tone }: { intent: string; fiel
 }
 
 export default function Problems() {
-  const { groups, retrying, search } = useLoaderData<typeof loader>();
+  const { groups, causes, retrying, search } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   useToast(result);
   const [params] = useSearchParams();
@@ -175,6 +175,13 @@ export default function Problems() {
               </Card>
             </Layout.Section>
           ))
+        )}
+        {causes > groups.length && (
+          <Layout.Section>
+            <Text as="p" tone="subdued">
+              {`Showing the ${groups.length} largest of ${causes} reasons. Search by customer email or order name to find the others.`}
+            </Text>
+          </Layout.Section>
         )}
       </Layout>
     </Page>

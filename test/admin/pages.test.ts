@@ -348,6 +348,66 @@ describe("health, problems and activity over the real pipeline", () => {
     await h.app.db.prisma.outboundCall.deleteMany({ where: { id: { in: [...outage, other].map((r) => r.id) } } });
   });
 
+  it("after a day-long outage: every dead letter counted, the largest causes shown, replay all sends the whole group without going backwards", async () => {
+    const sql = h.app.db.sql;
+    const outageError = (g: string) => `'gave up after ' || (40 + ${g} % 50) || ' attempts; last: server_error: Server Error (retried for ' || (1380 + ${g} % 60) || ' min)'`;
+    const { lastId } = (
+      await sql.query<{ lastId: string }>(`SELECT coalesce(max(id), 0)::text AS "lastId" FROM "OutboundCall"`)
+    )[0];
+    // Oldest first: 40 dead letters each with a cause of its own (a message naming the person),
+    // then 2,400 of the outage; customer:outage-1 dies again at the end with the same kind of call.
+    await sql.query(
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError")
+       SELECT $1, 'customer:own-' || g, 'customer', jsonb_build_object('op', 'person.upsert', 'body', jsonb_build_object('email', 'own' || g || '@example.com', 'source', 'shopify')),
+              'dead', 3, 'validation_failed: Email own' || g || '@example.com is not deliverable'
+         FROM generate_series(1, 40) g`,
+      [A],
+    );
+    await sql.query(
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError")
+       SELECT $1, 'customer:outage-' || g, 'customer', jsonb_build_object('op', 'person.upsert', 'body', jsonb_build_object('email', 'outage' || g || '@example.com', 'source', 'shopify')),
+              'dead', 40 + g % 50, ${outageError("g")}
+         FROM generate_series(1, 2400) g ORDER BY g`,
+      [A],
+    );
+    await sql.query(
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError")
+       VALUES ($1, 'customer:outage-1', 'customer', '{"op":"person.upsert","body":{"email":"outage1.newer@example.com","source":"shopify"}}', 'dead', 3, ${outageError("7")})`,
+      [A],
+    );
+
+    const page = await routeData<{ groups: { reason: string; key: string; count: number; problems: unknown[] }[]; causes: number }>(
+      await loadData(h.app.url, A, "/app/problems"),
+      "routes/app.problems",
+    );
+    expect(page.causes).toBe(41);
+    expect(page.groups).toHaveLength(30);
+    expect(page.groups[0]).toMatchObject({ reason: "Gave up retrying: server_error: Server Error", count: 2401 });
+    expect(page.groups[0].problems).toHaveLength(50);
+    expect(page.groups[1]).toMatchObject({ reason: "validation_failed: Email o•••@example.com is not deliverable", count: 1 });
+    const html = await (await openPage(h.app.url, A, "/app/problems")).text();
+    expect(html).toContain("Replay all 2401");
+    expect(html).toContain("Showing the 30 largest of 41 reasons");
+
+    const replay = await actionData<{ ok: boolean; toast: string }>(
+      await postForm(h.app.url, A, "/app/problems", { intent: "replay-reason", key: page.groups[0].key }),
+    );
+    // The first dead letter of customer:outage-1 is older than its second, of the same kind: not sent.
+    expect(replay).toMatchObject({ ok: true, toast: "2400 sent again; 1 skipped: newer data was already sent" });
+    const [first] = await sql.query<{ status: string }>(
+      `SELECT status FROM "OutboundCall" WHERE shop = $1 AND "objectKey" = 'customer:outage-1' AND id > $2::bigint ORDER BY id LIMIT 1`,
+      [A, lastId],
+    );
+    expect(first.status).toBe("superseded");
+    const left = await sql.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM "OutboundCall" WHERE shop = $1 AND id > $2::bigint AND status = 'dead' GROUP BY 1`,
+      [A, lastId],
+    );
+    expect(left).toEqual([{ status: "dead", n: 40 }]);
+    await h.settle();
+    await sql.query(`DELETE FROM "OutboundCall" WHERE shop = $1 AND id > $2::bigint`, [A, lastId]);
+  });
+
   it("discard takes a dead letter out of the list for good", async () => {
     h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
     await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "502", email: "alan@example.com", consent: "subscribed" }) });
