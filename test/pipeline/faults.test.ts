@@ -159,20 +159,25 @@ describeEachDatabase("the pipeline under faults", (database) => {
   it("a worker whose lease ran out mid-call cannot overwrite the new owner's result", async () => {
     const shop = newShop();
     await h.connect(shop);
-    // The first request stalls past the first worker's lease, then fails; the second succeeds.
-    h.emulator.setFaults({ stallMs: 1_000, serverErrors: 1, pathPrefix: "/api/people" });
+    // Every request stalls 3 s (under the 5 s timeout); the first then fails, the second succeeds.
+    h.emulator.setFaults({ stallMs: 3_000, serverErrors: 1, pathPrefix: "/api/people" });
     const body = customerBody({});
+    const email = body.email as string;
     await h.send({ topic: "customers/create", shop, body });
     h.startWorkers(1, { ...FAST_POLICY, leaseMs: 300 });
-    while (peopleRequests(body.email as string).length === 0) await sleep(10);
-    // A second worker (with a sound lease) takes the call over once the first lease has expired.
-    h.startWorkers(1, { ...FAST_POLICY, leaseMs: 60_000 });
+    while (peopleRequests(email).length === 0) await sleep(10);
+    // A second worker takes the call over once the first lease has expired (its lease of 4 s
+    // outlasts the stall; it looks for expired leases every second).
+    const [second] = h.startWorkers(1, { ...FAST_POLICY, leaseMs: 4_000 });
+    while (peopleRequests(email).length < 2) await sleep(10);
+    // The take-over happened while the first worker's request was still stalled.
+    expect((await calls(shop))[0]).toMatchObject({ status: "running", lockedBy: second.id });
     await h.settle();
 
     const [call] = await calls(shop);
     expect(call).toMatchObject({ status: "delivered", lastError: null });
     // Without fencing, the first worker's late failure re-queued the call and it was sent a third time.
-    expect(peopleRequests(body.email as string)).toHaveLength(2);
+    expect(peopleRequests(email)).toHaveLength(2);
   });
 
   it("replay never goes backwards: an old subscribe does not undo a newer unsubscribe", async () => {
