@@ -25,7 +25,7 @@ interface ClaimedCall {
 
 type Result =
   | { status: "delivered" }
-  | { status: "retry"; error: string; response?: unknown; delayMs: number }
+  | { status: "retry"; error: string; response?: unknown; delayMs: number; giveBackAttempt?: boolean }
   | { status: "dead"; error: string; response?: unknown }
   | { status: "refused"; error: string; response?: unknown }
   | { status: "paused"; error: string };
@@ -153,8 +153,8 @@ async function record(workerId: string, c: ClaimedCall, r: Result, delivered: De
       if (
         !(await write(
           `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', "runAt" = now() + ($3::bigint * interval '1 millisecond'),
-             "lastError" = $4, "lastResponse" = $5::jsonb, ${release} WHERE id = $1::bigint`,
-          [r.delayMs, r.error, response]
+             "lastError" = $4, "lastResponse" = $5::jsonb, attempts = GREATEST(attempts - $6::int, 0), ${release} WHERE id = $1::bigint`,
+          [r.delayMs, r.error, response, r.giveBackAttempt ? 1 : 0]
         ))
       )
         return [];
@@ -225,7 +225,13 @@ async function deliverOne(
     if (call.op === "person.delete" && error.kind === "person_not_found") return { status: "delivered" };
     const reason = describeError(error);
     if (isRefusalForUnreachablePerson(call, error)) return { status: "refused", error: reason, response: error.body };
-    if (error.retryable) return retryOrDie(c, policy, reason, error.body, error.retryAfterMs);
+    if (error.retryable) {
+      // A 429 that says when to come back is flow control, not a failure of the call: it does not
+      // use up attempts (a backlog draining under a rate limit for hours would otherwise die of
+      // them long before the deadline); the deadline still bounds it.
+      const flowControl = error.kind === "rate_limited" && error.retryAfterMs !== undefined;
+      return retryOrDie(c, policy, reason, error.body, error.retryAfterMs, flowControl);
+    }
     return { status: "dead", error: reason, response: error.body };
   }
 }
@@ -245,15 +251,16 @@ function retryOrDie(
   policy: PipelinePolicy,
   error: string,
   response?: unknown,
-  retryAfterMs?: number
+  retryAfterMs?: number,
+  flowControl = false
 ): Result {
   const delayMs = retryDelayMs(c.attempts, policy, retryAfterMs);
   const deadline = c.retryFrom.getTime() + policy.retryDeadlineMs;
-  if (c.attempts >= policy.maxAttempts || Date.now() + delayMs > deadline) {
+  if ((!flowControl && c.attempts >= policy.maxAttempts) || Date.now() + delayMs > deadline) {
     const tried = Math.round((Date.now() - c.retryFrom.getTime()) / 60_000);
     return { status: "dead", error: `gave up after ${c.attempts} attempts; last: ${error} (retried for ${tried} min)`, response };
   }
-  return { status: "retry", error, response, delayMs };
+  return { status: "retry", error, response, delayMs, giveBackAttempt: flowControl };
 }
 
 /**

@@ -22,8 +22,12 @@ export const PIPELINE_POLICY = {
    * dead letter that support can replay.
    */
   retryDeadlineMs: 24 * 60 * 60_000,
-  /** A safety bound on attempts within the deadline (capped backoff gives about 100 in 24 h). */
-  maxAttempts: 200,
+  /**
+   * A safety bound on attempts within the deadline, so that the deadline decides: full jitter
+   * waits half the cap on average, about 200 attempts in 24 h (at 200, half the calls of a
+   * day-long outage died of attempts first). A 429 with Retry-After uses up none.
+   */
+  maxAttempts: 400,
   /** Planning and timers fail only on bugs or bad data: a few tries, then recorded as invalid. */
   maxPlanAttempts: 5,
   /** Exponential backoff with full jitter: random(0, min(cap, base * 2^(attempt-1))). */

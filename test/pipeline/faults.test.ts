@@ -68,6 +68,21 @@ describeEachDatabase("the pipeline under faults", (database) => {
     for (const body of bodies) expect(h.emulator.person(body.email as string)).toBeDefined();
   });
 
+  it("a rate limit that says when to come back uses up no attempts: the call waits its turn instead of dying", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    // 40 answers of 429 with Retry-After: 0, against 5 attempts allowed (FAST_POLICY).
+    h.emulator.setFaults({ burst429: { count: 40, retryAfterSeconds: 0 }, pathPrefix: "/api/people" });
+    const body = customerBody({});
+    await h.send({ topic: "customers/create", shop, body });
+    h.startWorkers(1, FAST_POLICY);
+    await h.settle();
+
+    expect(peopleRequests(body.email as string).length).toBeGreaterThan(40);
+    expect(await calls(shop)).toEqual(expect.arrayContaining([expect.objectContaining({ kind: "customer", status: "delivered" })]));
+    expect((await calls(shop)).filter((c) => c.status === "dead")).toEqual([]);
+  });
+
   it("sends an identical change again after the call that carried it died", async () => {
     const shop = newShop();
     await h.connect(shop);
