@@ -48,8 +48,8 @@ export interface ReplayResult {
  * Puts dead letters back in the queue: one or some (by id), or all of a shop's. Replay never
  * goes backwards: a dead letter that a later call of the same object and kind has overtaken
  * (queued, sent or refused since) is marked superseded instead of sent, so an old subscribe can
- * never undo a newer unsubscribe. Of several dead letters of one object and kind, only the
- * newest is replayed.
+ * never undo a newer unsubscribe, and nothing older than a person's deletion brings them back.
+ * Of several dead letters of one object and kind, only the newest is replayed.
  */
 export async function replayDeadLetters(shop: string, ids?: string[]): Promise<ReplayResult> {
   const result: ReplayResult = { replayed: 0, superseded: 0 };
@@ -108,15 +108,19 @@ async function replaySlice(shop: string, ids: string[]): Promise<ReplayResult> {
       [shop, [...new Set(dead.map((d) => d.objectKey))], dead[0].id],
     );
     const newest = new Map<string, bigint>();
+    // A person deleted since (customers/delete): nothing older of that object may bring them back.
+    const deleted = new Map<string, bigint>();
     for (const l of later) {
       const key = `${l.objectKey}\u0000${kindOf(l)}`;
       const id = BigInt(l.id);
       if (id > (newest.get(key) ?? -1n)) newest.set(key, id);
+      if (l.op === "person.delete" && id > (deleted.get(l.objectKey) ?? -1n)) deleted.set(l.objectKey, id);
     }
     const replay: string[] = [];
     const superseded: string[] = [];
     for (const d of dead) {
-      const overtaken = (newest.get(`${d.objectKey}\u0000${kindOf(d)}`) ?? -1n) > BigInt(d.id);
+      const overtaken =
+        (newest.get(`${d.objectKey}\u0000${kindOf(d)}`) ?? -1n) > BigInt(d.id) || (deleted.get(d.objectKey) ?? -1n) > BigInt(d.id);
       (overtaken ? superseded : replay).push(d.id);
     }
     // Rows locked above: by primary key alone.

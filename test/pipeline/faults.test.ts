@@ -227,6 +227,31 @@ describeEachDatabase("the pipeline under faults", (database) => {
     expect((await calls(shop)).filter((c) => c.status === "dead")).toEqual([]);
   });
 
+  it("replay never brings back a person deleted since: nothing older than the deletion is sent", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { optInMode: "trust_shopify", deleteContactOnCustomerDelete: true } } });
+    const id = "880002";
+    h.emulator.setFaults({ errorRate: 1 });
+    const created = customerBody({ id, consent: "subscribed" });
+    await h.send({ topic: "customers/create", shop, body: created });
+    h.startWorkers(1, DYING_POLICY);
+    await h.settle();
+    const dead = (await calls(shop)).filter((c) => c.status === "dead");
+    expect(dead.map((c) => (c.call as { op: string }).op)).toContain("person.upsert");
+
+    h.emulator.clearFaults();
+    await h.send({ topic: "customers/delete", shop, body: { id: Number(id), admin_graphql_api_id: `gid://shopify/Customer/${id}` } });
+    await h.settle();
+    expect((await calls(shop)).find((c) => (c.call as { op: string }).op === "person.delete")?.status).toBe("delivered");
+
+    const result = await replayDeadLetters(shop);
+    expect(result).toEqual({ replayed: 0, superseded: dead.length });
+    await h.settle();
+    expect(h.emulator.person(created.email as string)).toBeUndefined();
+    expect(peopleRequests(created.email as string).filter((r) => r.fault === undefined)).toEqual([]);
+  });
+
   it("deleting a person the service does not have is done, not a dead letter", async () => {
     const shop = newShop();
     await h.connect(shop);
