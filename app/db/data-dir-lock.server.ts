@@ -39,7 +39,12 @@ export class DataDirLockedError extends Error {
     super(
       `PGlite data directory ${dataDir} is in use by process ${holder.pid} on ${holder.host} ` +
         `(${holder.purpose}, started ${holder.startedAt}). PGlite allows one process per directory: ` +
-        `stop that process, or use PostgreSQL (DATABASE_URL) to run several.`,
+        `stop that process, or use PostgreSQL (DATABASE_URL) to run several.` +
+        // A holder on another host cannot be checked from here (a re-created container has a new
+        // hostname): say how to clear a lock its dead owner left.
+        (holder.host === hostname()
+          ? ""
+          : ` If that host no longer runs it (a re-created container), delete ${path.join(path.resolve(dataDir), LOCK_FILE)} and start again.`),
     );
     this.name = "DataDirLockedError";
   }

@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "~/db.server";
-import { LOCK_FILE } from "~/db/data-dir-lock.server";
+import { LOCK_FILE, lockDataDir } from "~/db/data-dir-lock.server";
 import { appProcessEnv, ROOT_DIR, spawnApp, type AppProcess } from "../support/processes";
 
 /**
@@ -85,6 +85,17 @@ describe("PGlite data directory lock", () => {
     expect(lockHolder().pid).toBe(next.child.pid);
     expect((await fetch(next.url)).status).toBeLessThan(500);
     await next.stop();
+  });
+
+  it("a lock held on another host (a re-created container) is refused with how to clear it, and clearing it works", () => {
+    const dir = path.join(dataDir, "other-host");
+    mkdirSync(dir, { recursive: true });
+    const lockPath = path.join(dir, LOCK_FILE);
+    writeFileSync(lockPath, JSON.stringify({ pid: 4242, host: "marketing-sync-7f9c-old", startedAt: "2026-11-01T00:00:00.000Z", purpose: "app" }));
+    expect(() => lockDataDir(dir)).toThrow(`on marketing-sync-7f9c-old`);
+    expect(() => lockDataDir(dir)).toThrow(`delete ${lockPath} and start again`);
+    rmSync(lockPath);
+    lockDataDir(dir).release();
   });
 
   it("refuses a second open of the same directory within one process; memory:// is never locked", { timeout: 120_000 }, async () => {
