@@ -41,6 +41,8 @@ export interface FakeStore {
   downloads: { operationId: string; seq: number }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
   customer(index: number): Line;
+  /** The next export of `kind` is served as `edit` makes its lines (real files can be messier than the objects). */
+  editNextExport(kind: "customers" | "products" | "orders", edit: (lines: string[]) => string[]): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
   touch(kind: "customers" | "products" | "orders", index: number, changes: Line, updatedAt?: string): Line;
   /** The cost bucket (shared by the shops of this store), as of now. */
@@ -201,10 +203,13 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
 
   const kindOfQuery = (query: string) => (query.includes("customers") ? "customers" : query.includes("products") ? "products" : "orders");
   // Ids are written into the JSONL text as Shopify writes them; JSON.stringify is exact for strings.
-  const jsonl = (kind: keyof typeof objects) =>
-    objects[kind]
-      .flatMap((o) => [JSON.stringify(o), ...(children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c))])
-      .join("\n") + "\n";
+  const edits: Partial<Record<keyof typeof objects, (lines: string[]) => string[]>> = {};
+  const jsonl = (kind: keyof typeof objects) => {
+    const lines = objects[kind].flatMap((o) => [JSON.stringify(o), ...(children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c))]);
+    const edit = edits[kind];
+    delete edits[kind];
+    return (edit ? edit(lines) : lines).join("\n") + "\n";
+  };
 
   const bucket = { maximumAvailable: 2_000, currentlyAvailable: 2_000, restoreRate: 100 };
   let refilledAt = Date.now();
@@ -290,6 +295,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     ranges,
     downloads,
     customer: (index) => customers[index],
+    editNextExport: (kind, edit) => {
+      edits[kind] = edit;
+    },
     touch: (kind, index, changes, updatedAt = new Date().toISOString()) => Object.assign(objects[kind][index], changes, { updatedAt }),
     bucket,
     throttle: (b) => {

@@ -85,6 +85,34 @@ describeEachDatabase("history backfill", (database) => {
     await h.app.db.prisma.backfillRun.delete({ where: { id: again.id } });
   });
 
+  it("a line of the export that cannot be read is recorded as invalid with its reason; the rest of the store is imported", async () => {
+    const shop = newShop();
+    await install(shop);
+    const nul = store.customer(3);
+    store.editNextExport("customers", (lines) => {
+      // A cut-off line, a line that is not an object, and a name holding U+0000 (jsonb refuses it).
+      const named = lines.map((l) => (l.startsWith(JSON.stringify({ id: nul.id }).slice(0, -1)) ? l.replace(/"firstName":("[^"]*"|null)/, '"firstName":"Nu\\u0000l"') : l));
+      return [...named.slice(0, 2), '{"id":"gid://shopify/Customer/1","email":"cut@exa', "[]", ...named.slice(2)];
+    });
+    h.startWorkers(1, FAST_POLICY);
+    await requestBackfill(shop, { kinds: ["customers"] });
+    await finished(shop);
+
+    expect((await backfillProgress(shop))?.status).toBe("done");
+    const invalid = await h.app.db.sql.query<{ outcomeDetail: string }>(
+      `SELECT "outcomeDetail" FROM "WebhookDelivery" WHERE shop = $1 AND outcome = 'invalid' ORDER BY "outcomeDetail"`,
+      [shop],
+    );
+    expect(invalid.map((r) => r.outcomeDetail)).toEqual([
+      expect.stringMatching(/^history import: line 3 is not valid JSON: /),
+      "history import: line 4 is not valid JSON: not a JSON object",
+    ]);
+    // Every customer with an email reached the service, the one named with U+0000 as U+FFFD.
+    const sent = h.emulator.requests.map((r) => JSON.stringify(r.body ?? null));
+    for (const c of store.objects.customers.filter((c) => c.email)) expect(sent.some((b) => b.includes(c.email as string))).toBe(true);
+    if (nul.email) expect(sent.some((b) => b.includes(nul.email as string) && b.includes("Nu\uFFFDl"))).toBe(true);
+  });
+
   it("follows Shopify's cost throttle: a THROTTLED export waits for the bucket and goes on, no step fails", async () => {
     const shop = newShop();
     await install(shop);
