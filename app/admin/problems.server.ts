@@ -2,7 +2,7 @@ import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.server";
 import { deadLetterCauseSql } from "../pipeline/deliver.server";
-import { CALL_STATUS } from "../pipeline/status";
+import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { callSearchSql, describeObject, likePattern, summariseCall } from "./calls";
 import { maskEmailsIn } from "./privacy";
 
@@ -191,4 +191,46 @@ export async function discardProblems(shop: string, ids: string[]): Promise<numb
   });
   if (count) logger().info({ shop, count }, "dead letters discarded");
   return count;
+}
+
+export interface UnprocessedItem {
+  /** what Shopify sent (its topic), or "abandoned checkout" for a reminder that could not be made */
+  what: string;
+  object: string | null;
+  /** why it could not be used (e-mail addresses masked) */
+  reason: string;
+  at: string;
+}
+
+/**
+ * What the store sent that could not be used at all, newest first: deliveries recorded as invalid
+ * (a body or a history-import line that cannot be read or mapped) and abandoned-checkout reminders
+ * whose snapshot could not be turned into a call. Nothing of them reached the service, and replay
+ * cannot help; they stay listed as long as retention keeps finished deliveries (14 days).
+ */
+export async function listUnprocessed(shop: string, options: { limit?: number } = {}): Promise<{ count: number; items: UnprocessedItem[] }> {
+  const sql = database().sql;
+  const invalid = `FROM "WebhookDelivery" WHERE shop = $1 AND outcome = '${DELIVERY_OUTCOME.invalid}' AND status = '${DELIVERY_STATUS.done}'`;
+  const failedTimers = `FROM "AbandonmentTimer" WHERE shop = $1 AND status = '${TIMER_STATUS.failed}'`;
+  const [{ count }] = await sql.query<{ count: number }>(
+    `SELECT ((SELECT count(*) ${invalid}) + (SELECT count(*) ${failedTimers}))::int AS count`,
+    [shop],
+  );
+  if (!count) return { count: 0, items: [] };
+  const rows = await sql.query<{ what: string; object: string | null; reason: string | null; at: Date | string }>(
+    `(SELECT topic AS what, "objectKey" AS object, "outcomeDetail" AS reason, "finishedAt" AS at ${invalid} ORDER BY "finishedAt" DESC NULLS LAST LIMIT $2)
+     UNION ALL
+     (SELECT 'abandoned checkout', 'checkout:' || "checkoutToken", "lastError", "updatedAt" ${failedTimers} ORDER BY "updatedAt" DESC LIMIT $2)
+     ORDER BY at DESC NULLS LAST LIMIT $2`,
+    [shop, options.limit ?? 20],
+  );
+  return {
+    count,
+    items: rows.map((r) => ({
+      what: r.what,
+      object: r.object ? describeObject(r.object) : null,
+      reason: maskEmailsIn(r.reason?.trim() || NO_REASON) ?? NO_REASON,
+      at: new Date(r.at ?? 0).toISOString(),
+    })),
+  };
 }

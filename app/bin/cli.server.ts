@@ -162,10 +162,16 @@ program
   .option("--search <text>", "only those whose customer email, order name or object id contains this")
   .option("--json", "print JSON instead of tables")
   .action(async (options: { shop: string; search?: string; json?: boolean }) => {
-    const { groups, causes } = await shopProblems(options.shop, options.search);
+    const { groups, causes, unprocessed } = await shopProblems(options.shop, options.search);
     if (options.json) {
-      console.log(JSON.stringify(groups, null, 2));
+      console.log(JSON.stringify({ groups, unprocessed }, null, 2));
       return;
+    }
+    if (unprocessed.count) {
+      console.log(`\nCould not be used (${unprocessed.count}): nothing was sent, replay cannot help`);
+      const table = new Table({ head: ["when", "what", "object", "reason"], colWidths: [null, null, null, 70], wordWrap: true });
+      for (const u of unprocessed.items) table.push([when(new Date(u.at)), u.what, u.object ?? "—", u.reason]);
+      console.log(table.toString());
     }
     if (!groups.length) {
       console.log(`${options.shop}: no dead letters${options.search ? ` matching "${options.search}"` : ""}`);

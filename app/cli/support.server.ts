@@ -122,12 +122,14 @@ export async function shopStatus(shop: string) {
 
 /**
  * `problems --shop`: the shop's dead letters grouped by cause, as the Problems page shows them
- * (e-mail addresses masked), with the call ids `replay --ids` takes.
+ * (e-mail addresses masked), with the call ids `replay --ids` takes; and what could not be used at
+ * all (invalid deliveries, reminders that could not be made).
  */
 export async function shopProblems(shop: string, search?: string) {
   await knownShop(shop);
-  const { listProblems } = await import("../admin/problems.server");
-  return listProblems(shop, { search, limit: 1_000, groups: 200 });
+  const { listProblems, listUnprocessed } = await import("../admin/problems.server");
+  const problems = await listProblems(shop, { search, limit: 1_000, groups: 200 });
+  return { ...problems, unprocessed: search ? { count: 0, items: [] } : await listUnprocessed(shop, { limit: 200 }) };
 }
 
 /** `reconcile --shop`: the shop's reconciliation sweep now, in this process (refused while a worker runs it). */

@@ -3,15 +3,20 @@ import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } fr
 import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
 import { problemAction } from "~/admin/problems-action.server";
-import { listProblems, listRetrying } from "~/admin/problems.server";
+import { listProblems, listRetrying, listUnprocessed } from "~/admin/problems.server";
 import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
-  const [problems, retrying] = await Promise.all([listProblems(session.shop, { search }), listRetrying(session.shop, { search, limit: 10 })]);
-  return { search, groups: problems.groups, causes: problems.causes, retrying: retrying.groups };
+  const [problems, retrying, unprocessed] = await Promise.all([
+    listProblems(session.shop, { search }),
+    listRetrying(session.shop, { search, limit: 10 }),
+    // Not searchable (nothing was sent): shown only without a search.
+    search ? { count: 0, items: [] } : listUnprocessed(session.shop),
+  ]);
+  return { search, groups: problems.groups, causes: problems.causes, retrying: retrying.groups, unprocessed };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -39,7 +44,7 @@ function ActionButton({ intent, fields, children, tone }: { intent: string; fiel
 }
 
 export default function Problems() {
-  const { groups, causes, retrying, search } = useLoaderData<typeof loader>();
+  const { groups, causes, retrying, unprocessed, search } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   useToast(result);
   const [params] = useSearchParams();
@@ -91,7 +96,7 @@ export default function Problems() {
             </Card>
           </Layout.Section>
         )}
-        {total === 0 ? (
+        {total === 0 && unprocessed.count > 0 ? null : total === 0 ? (
           <Layout.Section>
             <Card>
               <EmptyState
@@ -175,6 +180,50 @@ export default function Problems() {
               </Card>
             </Layout.Section>
           ))
+        )}
+        {unprocessed.count > 0 && (
+          <Layout.Section>
+            <Card padding="0">
+              <Box padding="400">
+                <BlockStack gap="100">
+                  <InlineStack gap="200" blockAlign="center">
+                    <Text as="h2" variant="headingMd">
+                      Could not be used
+                    </Text>
+                    <Badge tone="warning">{`${unprocessed.count}`}</Badge>
+                  </InlineStack>
+                  <Text as="p" tone="subdued">
+                    Shopify sent these, but they could not be read or turned into anything to send, so the marketing service never
+                    got them and a replay cannot help. If they keep appearing, send the reason to support.
+                  </Text>
+                </BlockStack>
+              </Box>
+              <IndexTable
+                resourceName={{ singular: "item", plural: "items" }}
+                itemCount={unprocessed.items.length}
+                selectable={false}
+                headings={[{ title: "When" }, { title: "What" }, { title: "Object" }, { title: "Reason" }]}
+              >
+                {unprocessed.items.map((u, i) => (
+                  <IndexTable.Row id={`${i}`} key={`${u.at}-${i}`} position={i}>
+                    <IndexTable.Cell>{formatWhen(u.at)}</IndexTable.Cell>
+                    <IndexTable.Cell>{u.what}</IndexTable.Cell>
+                    <IndexTable.Cell>{u.object ?? "—"}</IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <div style={{ whiteSpace: "normal", maxWidth: 420 }}>{u.reason}</div>
+                    </IndexTable.Cell>
+                  </IndexTable.Row>
+                ))}
+              </IndexTable>
+              {unprocessed.count > unprocessed.items.length && (
+                <Box padding="400">
+                  <Text as="p" tone="subdued">
+                    {`Showing the newest ${unprocessed.items.length} of ${unprocessed.count}.`}
+                  </Text>
+                </Box>
+              )}
+            </Card>
+          </Layout.Section>
         )}
         {causes > groups.length && (
           <Layout.Section>

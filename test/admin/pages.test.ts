@@ -408,6 +408,34 @@ describe("health, problems and activity over the real pipeline", () => {
     await sql.query(`DELETE FROM "OutboundCall" WHERE shop = $1 AND id > $2::bigint`, [A, lastId]);
   });
 
+  it("what could not be used at all (an unreadable delivery, a reminder that could not be made) is listed with its reason, for its shop only", async () => {
+    // A date no system can hold: planning records the delivery as invalid.
+    const broken = JSON.stringify(customerBody({ id: "777", email: "broken.date@example.com", updatedAt: "PLACEHOLDER" })).replace('"PLACEHOLDER"', "1e20");
+    expect((await h.send({ topic: "customers/create", shop: A, body: broken })).status).toBe(200);
+    await h.settle();
+    await h.app.db.sql.query(
+      `INSERT INTO "AbandonmentTimer" (shop, "checkoutToken", "dueAt", snapshot, status, attempts, "lastError", "updatedAt")
+       VALUES ($1, 'tok-broken', now(), '{}', 'failed', 1, 'could not map the checkout of reminder.me@example.com: no line items', now())`,
+      [A],
+    );
+    const data = (shop: string) =>
+      loadData(h.app.url, shop, "/app/problems").then((r) =>
+        routeData<{ unprocessed: { count: number; items: { what: string; object: string | null; reason: string }[] } }>(r, "routes/app.problems"),
+      );
+    const mine = await data(A);
+    expect(mine.unprocessed.count).toBe(2);
+    expect(mine.unprocessed.items).toEqual([
+      expect.objectContaining({ what: "abandoned checkout", object: "Checkout tok-broken", reason: "could not map the checkout of r•••@example.com: no line items" }),
+      expect.objectContaining({ what: "customers/create", reason: expect.stringMatching(/\S/) }),
+    ]);
+    expect(JSON.stringify(mine)).not.toContain("reminder.me@example.com");
+    const html = await (await openPage(h.app.url, A, "/app/problems")).text();
+    expect(html).toContain("Could not be used");
+    expect((await data(B)).unprocessed).toEqual({ count: 0, items: [] });
+    await h.app.db.sql.query(`DELETE FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = 'tok-broken'`, [A]);
+    await h.app.db.sql.query(`DELETE FROM "WebhookDelivery" WHERE shop = $1 AND outcome = 'invalid'`, [A]);
+  });
+
   it("discard takes a dead letter out of the list for good", async () => {
     h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
     await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "502", email: "alan@example.com", consent: "subscribed" }) });

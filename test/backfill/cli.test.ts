@@ -38,6 +38,12 @@ describe("support CLI", () => {
           },
         });
       }
+      // A reminder whose checkout could not be mapped: nothing to replay, but support must see it.
+      await db.sql.query(
+        `INSERT INTO "AbandonmentTimer" (shop, "checkoutToken", "dueAt", snapshot, status, attempts, "lastError", "updatedAt")
+         VALUES ($1, 'tok-cli', now(), '{}', 'failed', 1, 'could not map the checkout: no line items', now())`,
+        [shop],
+      );
     } finally {
       await db.close();
     }
@@ -75,7 +81,11 @@ describe("support CLI", () => {
     expect(text).toContain("gave up (1)");
     expect(text).toContain("o•••@example.com");
     expect(text).not.toContain("outage.2@example.com");
-    const groups = JSON.parse((await cli("problems", "--shop", shop, "--search", "customer:3", "--json")).stdout) as { reason: string; problems: { id: string; object: string }[] }[];
+    expect(text).toContain("Could not be used (1)");
+    expect(text).toContain("could not map the checkout: no line items");
+    const { groups } = JSON.parse((await cli("problems", "--shop", shop, "--search", "customer:3", "--json")).stdout) as {
+      groups: { reason: string; problems: { id: string; object: string }[] }[];
+    };
     expect(groups).toHaveLength(1);
     expect(groups[0].problems).toHaveLength(1);
     expect((await cli("replay", "--shop", shop, "--ids", groups[0].problems[0].id)).stdout).toContain("1 replayed, 0 skipped");
