@@ -104,6 +104,7 @@ interface Claimed {
   kindIndex: number;
   cursor: string | null;
   attempts: number;
+  startedAt: Date;
 }
 
 /**
@@ -125,7 +126,8 @@ export async function runReconcileStep(workerId: string, policy: PipelinePolicy,
           AND s."serviceKeyEnc" IS NOT NULL AND s."uninstalledAt" IS NULL AND ($3::text IS NULL OR q.shop = $3)
         ORDER BY q."dueAt" LIMIT 1
         FOR UPDATE OF q SKIP LOCKED)
-     RETURNING r.shop, r."sweptThrough" AT TIME ZONE 'UTC' AS "sweptThrough", r."kindIndex", r.cursor, r.attempts`,
+     RETURNING r.shop, r."sweptThrough" AT TIME ZONE 'UTC' AS "sweptThrough", r."kindIndex", r.cursor, r.attempts,
+       r."startedAt" AT TIME ZONE 'UTC' AS "startedAt"`,
     [workerId, policy.leaseMs, shop ?? null],
   );
   if (!row) {
@@ -136,6 +138,19 @@ export async function runReconcileStep(workerId: string, policy: PipelinePolicy,
     await sweepPage(row, workerId, policy);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    if (Date.now() - new Date(row.startedAt).getTime() > policy.reconcileDeadlineMs) {
+      // A page that keeps failing (bad data, a long Shopify outage) must not hold the shop's sweeps
+      // for good: this one is given up with its reason, and the next, a day later, covers the same
+      // span again (sweptThrough is kept).
+      logger().error({ shop: row.shop, attempt: row.attempts, err: message }, "reconciliation sweep given up; the next one covers its span");
+      await database().sql.query(
+        `UPDATE "ReconcileState" SET "dueAt" = now() + ($3::bigint * interval '1 millisecond'), "lastError" = $4, "startedAt" = NULL,
+           "kindIndex" = 0, cursor = NULL, enqueued = 0, attempts = 0, "lockedBy" = NULL, "lockedUntil" = NULL
+          WHERE shop = $1 AND "lockedBy" = $2`,
+        [row.shop, workerId, policy.reconcileEveryMs, `gave up this sweep after ${row.attempts} attempts: ${message}`],
+      );
+      return 1;
+    }
     logger().warn({ shop: row.shop, attempt: row.attempts, err: message }, "reconciliation step failed; will retry");
     // Resumes where it stopped (kind and cursor are kept).
     await database().sql.query(

@@ -46,6 +46,8 @@ export const PIPELINE_POLICY = {
   /** The daily reconciliation sweep: how often, and how far back it overlaps the previous one. */
   reconcileEveryMs: 24 * 60 * 60_000,
   reconcileOverlapMs: 10 * 60_000,
+  /** A sweep whose pages keep failing this long after it started is given up until the next one. */
+  reconcileDeadlineMs: 6 * 60 * 60_000,
   /** Delivered calls and finished deliveries are deleted after this many days. */
   retentionDays: 14,
   pruneEveryMs: 60 * 60_000,

@@ -103,4 +103,21 @@ describeEachDatabase("reconciliation", (database) => {
     }
     expect((await reconcileShopNow(shop, "cli-test", CLI_POLICY)).lastEnqueued).toBe(1);
   });
+
+  it("a sweep whose pages keep failing past its deadline is given up with the reason; the next sweep covers the same span", async () => {
+    const { shop } = await shopWithMissedUpdate(7);
+    store.throttle({ currentlyAvailable: 0, restoreRate: 0 });
+    try {
+      // A deadline already past: the first failure gives the sweep up.
+      const status = await reconcileShopNow(shop, "cli-test", { ...CLI_POLICY, reconcileDeadlineMs: -1 });
+      expect(status.lastError).toMatch(/^gave up this sweep after 1 attempts: .*API budget/);
+      expect(status.running).toBe(false);
+      expect(status.lastSweepAt).toBeNull();
+      expect(status.dueAt.getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    } finally {
+      store.throttle({ currentlyAvailable: 2_000, restoreRate: 100 });
+    }
+    // The missed update is still found: the span was not marked swept.
+    expect((await reconcileShopNow(shop, "cli-test", CLI_POLICY)).lastEnqueued).toBe(1);
+  });
 });
