@@ -3,7 +3,8 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { config } from "./config.server";
 import { PrismaClient } from "./generated/prisma/client";
-import { applyMigrations, type MigrationResult, type SqlRunner } from "./db/migrate.server";
+import { applyMigrations, type MigrationResult, type PreparedStatement, type SqlRunner, type SqlScalar } from "./db/migrate.server";
+import { executeStatement, prepareStatement } from "./db/prepared";
 import { openPglite } from "./db/pglite.server";
 import { logger } from "./logger.server";
 
@@ -31,6 +32,8 @@ export function openDatabase(target: DatabaseTarget): Database {
       );
     }
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    // Statements PREPAREd on this connection (PGlite has one), by name.
+    const preparedOnce = new Map<string, Promise<void>>();
     const sql: SqlRunner = {
       exec: async (script) => {
         await pglite.exec(script);
@@ -48,6 +51,21 @@ export function openDatabase(target: DatabaseTarget): Database {
       // One process owns a PGlite directory; its queries already run one at a time.
       withAdvisoryLock: (_key, fn) => fn(),
       tryWithAdvisoryLock: (_key, fn) => fn(),
+      prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) => {
+        let ready = preparedOnce.get(statement.name);
+        if (!ready) {
+          ready = (async () => {
+            // The literals of executeStatement() depend on it.
+            const [{ standard_conforming_strings: on }] = (await pglite.query<{ standard_conforming_strings: string }>("SHOW standard_conforming_strings")).rows;
+            if (on !== "on") throw new Error("standard_conforming_strings is off: prepared statements refused");
+            await pglite.exec(prepareStatement(statement));
+          })();
+          preparedOnce.set(statement.name, ready);
+          ready.catch(() => preparedOnce.delete(statement.name));
+        }
+        await ready;
+        return (await pglite.query<T>(executeStatement(statement, params))).rows;
+      },
     };
     return {
       kind: "pglite",
@@ -100,6 +118,9 @@ export function openDatabase(target: DatabaseTarget): Database {
     // An advisory lock belongs to a session, so one connection is held for the whole run.
     withAdvisoryLock: (key, fn) => holdingAdvisoryLock(pool, key, true, fn),
     tryWithAdvisoryLock: (key, fn) => holdingAdvisoryLock(pool, key, false, fn),
+    // node-postgres prepares a named statement once per pooled connection, with bind parameters.
+    prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
+      (await pool.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
   };
   return {
     kind: "postgres",

@@ -1,4 +1,5 @@
 import { database } from "../db.server";
+import type { PreparedStatement } from "../db/migrate.server";
 import type { VerifiedDelivery } from "../webhooks/receive.server";
 import { kindOf, topicInfo } from "../topics";
 import { asWebhookInFlight } from "./webhook-priority.server";
@@ -13,11 +14,32 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | 
   const triggeredAt = parseTriggeredAt(d.triggeredAt);
   const role = topicInfo(d.topic)?.role;
   const afterUninstall = role === "lifecycle" || role === "compliance";
-  // The shop check is folded into the recording statement (one primary-key probe): the ack path
-  // stays one round trip.
   const rows = await asWebhookInFlight(() =>
-    database().sql.query<{ inserted: number }>(
-      `WITH known AS (
+    database().sql.prepared<{ inserted: number }>(RECORD_DELIVERY, [
+      d.shop,
+      d.topic,
+      d.webhookId,
+      d.eventId ?? d.webhookId,
+      triggeredAt?.toISOString() ?? null,
+      d.apiVersion,
+      d.rawBody,
+      kindOf(d.topic),
+      afterUninstall,
+    ]),
+  );
+  if (!rows.length) return "unknown-shop";
+  return Number(rows[0].inserted) === 1 ? "recorded" : "duplicate";
+}
+
+/**
+ * The shop check is folded into the recording statement (one primary-key probe): the ack path stays
+ * one round trip. Prepared once per connection: planning it took most of the statement's time on
+ * PGlite (app/db/prepared.ts).
+ */
+const RECORD_DELIVERY: PreparedStatement = {
+  name: "ms_record_delivery",
+  types: ["text", "text", "text", "text", "timestamp(3)", "text", "text", "text", "boolean"],
+  text: `WITH known AS (
        SELECT 1 FROM "Shop" WHERE domain = $1 AND ("uninstalledAt" IS NULL OR $9::boolean)
      ), ins AS (
        INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "triggeredAt", "apiVersion", "rawBody")
@@ -31,22 +53,7 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | 
        received = "SyncCounter".received + EXCLUDED.received,
        duplicates = "SyncCounter".duplicates + EXCLUDED.duplicates
      RETURNING (SELECT inserted FROM n)::int AS inserted`,
-      [
-        d.shop,
-        d.topic,
-        d.webhookId,
-        d.eventId ?? d.webhookId,
-        triggeredAt?.toISOString() ?? null,
-        d.apiVersion,
-        d.rawBody,
-        kindOf(d.topic),
-        afterUninstall,
-      ]
-    )
-  );
-  if (!rows.length) return "unknown-shop";
-  return Number(rows[0].inserted) === 1 ? "recorded" : "duplicate";
-}
+};
 
 // Years Shopify can mean; anything else (a forged "+275760-09-13", year 0) is no timestamp at all.
 const EARLIEST = Date.UTC(2000, 0, 1);

@@ -77,4 +77,22 @@ describeEachDatabase("webhook endpoint", (database) => {
     expect(row).toMatchObject({ topic: "orders/create", eventId: "e-1", status: "queued" });
     expect(row.rawBody).toBe(fixture("orders/create"));
   });
+
+  it("stores bodies and headers exactly, whatever quotes, backslashes and SQL they hold, and counts a repeat once", async () => {
+    const hostile = [
+      String.raw`{"note":"it's","q":"''","b":"\\","bq":"\\'","sql":"'); DELETE FROM \"Shop\"; --"}`,
+      String.raw`{"dollar":"$1 $$ $q$","e":"E'\\x41'","emoji":"Zoë 美咲 🎉","nl":"a\\nb"}`,
+    ];
+    for (const [i, body] of hostile.entries()) {
+      JSON.parse(body);
+      const eventId = `it's-${i}\\`;
+      expect((await sendWebhook(app.url, { topic: "customers/update", shop: "recorded.myshopify.com", body, eventId })).status).toBe(200);
+      expect((await sendWebhook(app.url, { topic: "customers/update", shop: "recorded.myshopify.com", body, eventId })).status).toBe(200);
+      const rows = await app.db.prisma.webhookDelivery.findMany({ where: { shop: "recorded.myshopify.com", eventId } });
+      expect(rows.map((r) => r.rawBody)).toEqual([body]);
+    }
+    expect(await app.db.prisma.shop.count({ where: { domain: "recorded.myshopify.com" } })).toBe(1);
+    const counter = await app.db.prisma.syncCounter.findUniqueOrThrow({ where: { shop_kind: { shop: "recorded.myshopify.com", kind: "customer" } } });
+    expect(counter).toMatchObject({ received: 2, duplicates: 2 });
+  });
 });
