@@ -3,13 +3,15 @@
  * embedded PGlite: first start on a fresh data directory, then a restart on the same directory.
  *
  *   npx tsx bench/memory.ts [--webhooks 300] [--settle 10] [--dir path] [--keep] [--env NAME=value …]
+ *                           [--script serve|start]
  *
  * For each start it prints the server process's RSS when it reports listening, its steady RSS
  * after a burst of webhooks and `--settle` seconds of idling (the worker polling), its peak RSS
  * (VmHWM), the peak of the whole process tree during start-up (npm, the server, and the
  * short-lived initdb child on a fresh directory), and the time to listening. Linux only (/proc).
  * Needs the production build (`npm run build`). `--env` passes extra variables to the server, to
- * compare process settings (e.g. `--env MALLOC_ARENA_MAX=2`).
+ * compare process settings (e.g. `--env MALLOC_ARENA_MAX=2`). `--script start` measures `npm start`
+ * instead (it builds first, and runs without NODE_ENV=production, as a local trial does).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -86,26 +88,30 @@ async function measureStart(
   webhooks: number,
   settleS: number,
   extraEnv: Record<string, string>,
+  script: "serve" | "start" = "serve",
 ): Promise<StartFigures> {
   const started = performance.now();
-  const child: ChildProcess = spawn("npm", ["run", "--silent", "serve"], {
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SHOPIFY_API_KEY: TEST_API_KEY,
+    SHOPIFY_API_SECRET: TEST_API_SECRET,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    SHOPIFY_APP_URL: "http://localhost:3000",
+    PGLITE_DATA_DIR: dataDir,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    NODE_ENV: "production",
+    ...extraEnv,
+  };
+  // npm start runs as a local trial does: without NODE_ENV=production.
+  if (script === "start") delete env.NODE_ENV;
+  const child: ChildProcess = spawn("npm", ["run", "--silent", script], {
     cwd: ROOT,
     detached: true, // its own process group: stopped as a whole
     stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      SHOPIFY_API_KEY: TEST_API_KEY,
-      SHOPIFY_API_SECRET: TEST_API_SECRET,
-      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      SHOPIFY_APP_URL: "http://localhost:3000",
-      PGLITE_DATA_DIR: dataDir,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-      NODE_ENV: "production",
-      ...extraEnv,
-    },
+    env: env as NodeJS.ProcessEnv,
   });
   const output: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (l) => output.push(l));
@@ -204,8 +210,11 @@ async function main(): Promise<void> {
       dir: { type: "string" },
       keep: { type: "boolean", default: false },
       env: { type: "string", multiple: true, default: [] },
+      script: { type: "string", default: "serve" },
     },
   });
+  if (values.script !== "serve" && values.script !== "start") throw new Error(`--script is serve or start, got "${values.script}"`);
+  const script = values.script;
   const extraEnv = Object.fromEntries(
     values.env.map((pair) => {
       const at = pair.indexOf("=");
@@ -222,16 +231,16 @@ async function main(): Promise<void> {
   if (existsSync(path.join(dataDir, "PG_VERSION"))) throw new Error(`${dataDir} is not fresh: give a new or empty directory`);
 
   console.log(
-    `memory: npm run serve on PGlite ${dataDir}; ${webhooks} webhooks, then ${settleS} s idle; node ${process.version}` +
+    `memory: npm run ${script} on PGlite ${dataDir}; ${webhooks} webhooks, then ${settleS} s idle; node ${process.version}` +
       (values.env.length ? `; env ${values.env.join(" ")}` : ""),
   );
   const rows: StartFigures[] = [];
   try {
-    rows.push(await measureStart("first start (fresh directory)", dataDir, webhooks, settleS, extraEnv));
+    rows.push(await measureStart("first start (fresh directory)", dataDir, webhooks, settleS, extraEnv, script));
     // Webhooks are accepted only for an installed shop: install it (server stopped) so the
     // restart measures a server that records and plans work. The first start stays fresh.
     await installShop(dataDir);
-    rows.push(await measureStart("restart (same directory)", dataDir, webhooks, settleS, extraEnv));
+    rows.push(await measureStart("restart (same directory)", dataDir, webhooks, settleS, extraEnv, script));
   } finally {
     if (!values.keep && !values.dir) rmSync(dataDir, { recursive: true, force: true });
   }
