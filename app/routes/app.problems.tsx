@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ReactNode } from "react";
 import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
 import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
@@ -24,7 +25,17 @@ export const action = async ({ request }: ActionFunctionArgs) => {
   return problemAction(session.shop, await request.formData());
 };
 
-function ActionButton({ intent, fields, children, tone }: { intent: string; fields: Record<string, string>; children: string; tone?: "critical" }) {
+function ActionButton({
+  intent,
+  fields,
+  children,
+  tone,
+}: {
+  intent: string;
+  fields: Record<string, string>;
+  children: string;
+  tone?: "critical";
+}) {
   const navigation = useNavigation();
   const busy =
     navigation.state !== "idle" &&
@@ -43,6 +54,40 @@ function ActionButton({ intent, fields, children, tone }: { intent: string; fiel
   );
 }
 
+/** A titled card around a table: heading (and a count badge), a line of explanation, then the table. */
+function TableCard({
+  title,
+  badge,
+  hint,
+  children,
+}: {
+  title: string;
+  badge?: ReactNode;
+  hint: string;
+  children: ReactNode;
+}) {
+  return (
+    <Layout.Section>
+      <Card padding="0">
+        <Box padding="400">
+          <BlockStack gap="100">
+            <InlineStack gap="200" blockAlign="center">
+              <Text as="h2" variant="headingMd">
+                {title}
+              </Text>
+              {badge}
+            </InlineStack>
+            <Text as="p" tone="subdued">
+              {hint}
+            </Text>
+          </BlockStack>
+        </Box>
+        {children}
+      </Card>
+    </Layout.Section>
+  );
+}
+
 export default function Problems() {
   const { groups, causes, retrying, unprocessed, search } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
@@ -57,44 +102,41 @@ export default function Problems() {
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
         {retrying.length > 0 && (
-          <Layout.Section>
-            <Card padding="0">
-              <Box padding="400">
-                <BlockStack gap="100">
-                  <Text as="h2" variant="headingMd">
-                    Being retried automatically
-                  </Text>
-                  <Text as="p" tone="subdued">
-                    These failed recently and are retried for up to 24 hours; nothing to do unless they end up below.
-                  </Text>
-                </BlockStack>
-              </Box>
-              <IndexTable
-                resourceName={{ singular: "failure", plural: "failures" }}
-                itemCount={retrying.reduce((n, g) => n + g.problems.length, 0)}
-                selectable={false}
-                headings={[{ title: "Object" }, { title: "What" }, { title: "Customer" }, { title: "Attempts", alignment: "end" }, { title: "Last error" }]}
-              >
-                {retrying
-                  .flatMap((g) => g.problems)
-                  .map((p, i) => (
-                    <IndexTable.Row id={p.id} key={p.id} position={i}>
-                      <IndexTable.Cell>{p.orderName ? `Order ${p.orderName}` : p.object}</IndexTable.Cell>
-                      <IndexTable.Cell>{p.what}</IndexTable.Cell>
-                      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <Text as="span" alignment="end" numeric>
-                          {p.attempts}
-                        </Text>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <div style={{ whiteSpace: "normal", maxWidth: 360 }}>{p.message ?? "—"}</div>
-                      </IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-              </IndexTable>
-            </Card>
-          </Layout.Section>
+          <TableCard
+            title="Being retried automatically"
+            hint="These failed recently and are retried for up to 24 hours; nothing to do unless they end up below."
+          >
+            <IndexTable
+              resourceName={{ singular: "failure", plural: "failures" }}
+              itemCount={retrying.reduce((n, g) => n + g.problems.length, 0)}
+              selectable={false}
+              headings={[
+                { title: "Object" },
+                { title: "What" },
+                { title: "Customer" },
+                { title: "Attempts", alignment: "end" },
+                { title: "Last error" },
+              ]}
+            >
+              {retrying
+                .flatMap((g) => g.problems)
+                .map((p, i) => (
+                  <IndexTable.Row id={p.id} key={p.id} position={i}>
+                    <IndexTable.Cell>{p.orderName ? `Order ${p.orderName}` : p.object}</IndexTable.Cell>
+                    <IndexTable.Cell>{p.what}</IndexTable.Cell>
+                    <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <Text as="span" alignment="end" numeric>
+                        {p.attempts}
+                      </Text>
+                    </IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <div style={{ whiteSpace: "normal", maxWidth: 360 }}>{p.message ?? "—"}</div>
+                    </IndexTable.Cell>
+                  </IndexTable.Row>
+                ))}
+            </IndexTable>
+          </TableCard>
         )}
         {total === 0 && unprocessed.count > 0 ? null : total === 0 ? (
           <Layout.Section>
@@ -133,7 +175,14 @@ export default function Problems() {
                   resourceName={{ singular: "problem", plural: "problems" }}
                   itemCount={g.problems.length}
                   selectable={false}
-                  headings={[{ title: "Object" }, { title: "What" }, { title: "Customer" }, { title: "Attempts", alignment: "end" }, { title: "Service message" }, { title: "" }]}
+                  headings={[
+                    { title: "Object" },
+                    { title: "What" },
+                    { title: "Customer" },
+                    { title: "Attempts", alignment: "end" },
+                    { title: "Service message" },
+                    { title: "" },
+                  ]}
                 >
                   {g.problems.map((p, i) => (
                     <IndexTable.Row id={p.id} key={p.id} position={i}>
@@ -182,48 +231,36 @@ export default function Problems() {
           ))
         )}
         {unprocessed.count > 0 && (
-          <Layout.Section>
-            <Card padding="0">
+          <TableCard
+            title="Could not be used"
+            badge={<Badge tone="warning">{`${unprocessed.count}`}</Badge>}
+            hint="Shopify sent these, but they could not be read or turned into anything to send, so the marketing service never got them and a replay cannot help. If they keep appearing, send the reason to support."
+          >
+            <IndexTable
+              resourceName={{ singular: "item", plural: "items" }}
+              itemCount={unprocessed.items.length}
+              selectable={false}
+              headings={[{ title: "When" }, { title: "What" }, { title: "Object" }, { title: "Reason" }]}
+            >
+              {unprocessed.items.map((u, i) => (
+                <IndexTable.Row id={`${i}`} key={`${u.at}-${i}`} position={i}>
+                  <IndexTable.Cell>{formatWhen(u.at)}</IndexTable.Cell>
+                  <IndexTable.Cell>{u.what}</IndexTable.Cell>
+                  <IndexTable.Cell>{u.object ?? "—"}</IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <div style={{ whiteSpace: "normal", maxWidth: 420 }}>{u.reason}</div>
+                  </IndexTable.Cell>
+                </IndexTable.Row>
+              ))}
+            </IndexTable>
+            {unprocessed.count > unprocessed.items.length && (
               <Box padding="400">
-                <BlockStack gap="100">
-                  <InlineStack gap="200" blockAlign="center">
-                    <Text as="h2" variant="headingMd">
-                      Could not be used
-                    </Text>
-                    <Badge tone="warning">{`${unprocessed.count}`}</Badge>
-                  </InlineStack>
-                  <Text as="p" tone="subdued">
-                    Shopify sent these, but they could not be read or turned into anything to send, so the marketing service never
-                    got them and a replay cannot help. If they keep appearing, send the reason to support.
-                  </Text>
-                </BlockStack>
+                <Text as="p" tone="subdued">
+                  {`Showing the newest ${unprocessed.items.length} of ${unprocessed.count}.`}
+                </Text>
               </Box>
-              <IndexTable
-                resourceName={{ singular: "item", plural: "items" }}
-                itemCount={unprocessed.items.length}
-                selectable={false}
-                headings={[{ title: "When" }, { title: "What" }, { title: "Object" }, { title: "Reason" }]}
-              >
-                {unprocessed.items.map((u, i) => (
-                  <IndexTable.Row id={`${i}`} key={`${u.at}-${i}`} position={i}>
-                    <IndexTable.Cell>{formatWhen(u.at)}</IndexTable.Cell>
-                    <IndexTable.Cell>{u.what}</IndexTable.Cell>
-                    <IndexTable.Cell>{u.object ?? "—"}</IndexTable.Cell>
-                    <IndexTable.Cell>
-                      <div style={{ whiteSpace: "normal", maxWidth: 420 }}>{u.reason}</div>
-                    </IndexTable.Cell>
-                  </IndexTable.Row>
-                ))}
-              </IndexTable>
-              {unprocessed.count > unprocessed.items.length && (
-                <Box padding="400">
-                  <Text as="p" tone="subdued">
-                    {`Showing the newest ${unprocessed.items.length} of ${unprocessed.count}.`}
-                  </Text>
-                </Box>
-              )}
-            </Card>
-          </Layout.Section>
+            )}
+          </TableCard>
         )}
         {causes > groups.length && (
           <Layout.Section>

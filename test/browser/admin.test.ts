@@ -112,6 +112,10 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await h.send({ topic: "customers/create", shop: SHOP, body: customerBody({ id: "7001", email: "katherine@example.com", consent: "subscribed" }) });
     await h.settle();
     h.emulator.clearFaults();
+    // And a delivery that could not be used at all: a date no system can hold.
+    const broken = JSON.stringify(customerBody({ id: "7002", email: "odd.date@example.com", updatedAt: "PLACEHOLDER" })).replace('"PLACEHOLDER"', "1e20");
+    await h.send({ topic: "customers/create", shop: SHOP, body: broken });
+    await h.settle();
 
     lcp["Sync health"] = await open("/app");
     await page.getByText("Sync is degraded").waitFor();
@@ -120,12 +124,15 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
 
     await nav("Problems");
     await page.getByText("k•••@example.com").waitFor();
+    await page.getByText("Could not be used").waitFor();
     await shot("7-problems");
     await page.getByRole("button", { name: "Replay" }).first().click();
     await page.waitForFunction(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes("Sent again"));
     await h.settle();
     lcp["Problems"] = await open("/app/problems");
-    await page.getByText("No problems").waitFor();
+    // The dead letter is gone; what could not be used stays listed (nothing can be replayed there).
+    await page.getByText("Could not be used").waitFor();
+    expect(await page.getByText("k•••@example.com").count()).toBe(0);
 
     // More changes arrive; the home page's numbers move.
     for (const id of ["7002", "7003", "7004"]) {
