@@ -432,6 +432,11 @@ describe("health, problems and activity over the real pipeline", () => {
     const html = await (await openPage(h.app.url, A, "/app/problems")).text();
     expect(html).toContain("Could not be used");
     expect((await data(B)).unprocessed).toEqual({ count: 0, items: [] });
+    // The home page says so (nothing to replay, so not an alarm) and points to Problems.
+    const banner = async (shop: string) =>
+      (await routeData<{ banner: { status: string; reason: string; fix: string | null } }>(await loadData(h.app.url, shop, "/app"), "routes/app._index")).banner;
+    expect(await banner(A)).toMatchObject({ status: "healthy", reason: expect.stringContaining("but 2 from the last 24 hours could not be read"), fix: expect.stringMatching(/^Open Problems/) });
+    expect((await banner(B)).reason).not.toContain("could not be read");
     await h.app.db.sql.query(`DELETE FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = 'tok-broken'`, [A]);
     await h.app.db.sql.query(`DELETE FROM "WebhookDelivery" WHERE shop = $1 AND outcome = 'invalid'`, [A]);
   });
