@@ -54,6 +54,28 @@ function ActionButton({
   );
 }
 
+/** What failed, for whom, how often and what the service said: the cells both failure tables share. */
+function FailureCells({
+  problem: p,
+}: {
+  problem: { what: string; customer: string | null; attempts: number; message: string | null };
+}) {
+  return (
+    <>
+      <IndexTable.Cell>{p.what}</IndexTable.Cell>
+      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
+      <IndexTable.Cell>
+        <Text as="span" alignment="end" numeric>
+          {p.attempts}
+        </Text>
+      </IndexTable.Cell>
+      <IndexTable.Cell>
+        <div style={{ whiteSpace: "normal", maxWidth: 340 }}>{p.message ?? "—"}</div>
+      </IndexTable.Cell>
+    </>
+  );
+}
+
 /** A titled card around a table: heading (and a count badge), a line of explanation, then the table. */
 function TableCard({
   title,
@@ -123,16 +145,7 @@ export default function Problems() {
                 .map((p, i) => (
                   <IndexTable.Row id={p.id} key={p.id} position={i}>
                     <IndexTable.Cell>{p.orderName ? `Order ${p.orderName}` : p.object}</IndexTable.Cell>
-                    <IndexTable.Cell>{p.what}</IndexTable.Cell>
-                    <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
-                    <IndexTable.Cell>
-                      <Text as="span" alignment="end" numeric>
-                        {p.attempts}
-                      </Text>
-                    </IndexTable.Cell>
-                    <IndexTable.Cell>
-                      <div style={{ whiteSpace: "normal", maxWidth: 360 }}>{p.message ?? "—"}</div>
-                    </IndexTable.Cell>
+                    <FailureCells problem={p} />
                   </IndexTable.Row>
                 ))}
             </IndexTable>
@@ -196,16 +209,7 @@ export default function Problems() {
                           </Text>
                         </BlockStack>
                       </IndexTable.Cell>
-                      <IndexTable.Cell>{p.what}</IndexTable.Cell>
-                      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <Text as="span" alignment="end" numeric>
-                          {p.attempts}
-                        </Text>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <div style={{ whiteSpace: "normal", maxWidth: 320 }}>{p.message ?? "—"}</div>
-                      </IndexTable.Cell>
+                      <FailureCells problem={p} />
                       <IndexTable.Cell>
                         <InlineStack gap="200" wrap={false}>
                           <ActionButton intent="replay" fields={{ id: p.id }}>
