@@ -1,6 +1,7 @@
-import { database, prisma } from "../db.server";
+import { prisma } from "../db.server";
 import { counterHistory, syncHealth, type HistoryPoint, type SyncHealth } from "../pipeline/counters.server";
-import { CALL_STATUS, DELIVERY_OUTCOME, TIMER_STATUS } from "../pipeline/status";
+import { CALL_STATUS, DELIVERY_OUTCOME } from "../pipeline/status";
+import { countUnprocessed } from "./problems.server";
 import { kindOf } from "../topics";
 import { describeShop, type ShopSummary } from "../shops/shops.server";
 
@@ -54,7 +55,7 @@ export async function healthView(domain: string, now = new Date()): Promise<Heal
   const lagMs = Math.max(0, ...kinds.map((k) => k.lagMs));
   const lastDeliveredAt = kinds.map((k) => k.lastDeliveredAt).filter((d): d is string => Boolean(d)).sort().at(-1) ?? null;
   const openDead = await prisma().outboundCall.count({ where: { shop: domain, status: CALL_STATUS.dead } });
-  const unusable = await unusableSince(domain, new Date(now.getTime() - UNUSABLE_WINDOW_MS));
+  const unusable = await countUnprocessed(domain, new Date(now.getTime() - UNUSABLE_WINDOW_MS));
   return { shop, banner: banner(shop, { openDead, lagMs, unusable }), kinds, totals, lagMs, lastDeliveredAt, history: { day, month } };
 }
 
@@ -104,16 +105,6 @@ function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusabl
     };
   }
   return { status: "healthy", title: "Sync is healthy", reason: "Changes from your store are reaching your marketing account.", fix: null };
-}
-
-/** Deliveries recorded invalid and reminders that failed since `since` (listed on the Problems page). */
-async function unusableSince(shop: string, since: Date): Promise<number> {
-  const [{ count }] = await database().sql.query<{ count: number }>(
-    `SELECT ((SELECT count(*) FROM "WebhookDelivery" WHERE shop = $1 AND outcome = '${DELIVERY_OUTCOME.invalid}' AND "finishedAt" >= $2)
-           + (SELECT count(*) FROM "AbandonmentTimer" WHERE shop = $1 AND status = '${TIMER_STATUS.failed}' AND "updatedAt" >= $2))::int AS count`,
-    [shop, since.toISOString()],
-  );
-  return count;
 }
 
 /** Webhook deliveries skipped as older than the version already applied, per object kind. */

@@ -193,6 +193,20 @@ export async function discardProblems(shop: string, ids: string[]): Promise<numb
   return count;
 }
 
+// What "could not be used" means, for the list here and the health banner's count. $1 is the shop.
+const INVALID_DELIVERIES = `FROM "WebhookDelivery" WHERE shop = $1 AND outcome = '${DELIVERY_OUTCOME.invalid}' AND status = '${DELIVERY_STATUS.done}'`;
+const FAILED_REMINDERS = `FROM "AbandonmentTimer" WHERE shop = $1 AND status = '${TIMER_STATUS.failed}'`;
+
+/** How many things of the shop could not be used (listUnprocessed), those since `since` when given. */
+export async function countUnprocessed(shop: string, since?: Date): Promise<number> {
+  const [{ count }] = await database().sql.query<{ count: number }>(
+    `SELECT ((SELECT count(*) ${INVALID_DELIVERIES} AND ($2::timestamp IS NULL OR "finishedAt" >= $2))
+           + (SELECT count(*) ${FAILED_REMINDERS} AND ($2::timestamp IS NULL OR "updatedAt" >= $2)))::int AS count`,
+    [shop, since?.toISOString() ?? null],
+  );
+  return count;
+}
+
 export interface UnprocessedItem {
   /** what Shopify sent (its topic), or "abandoned checkout" for a reminder that could not be made */
   what: string;
@@ -209,18 +223,12 @@ export interface UnprocessedItem {
  * cannot help; they stay listed as long as retention keeps finished deliveries (14 days).
  */
 export async function listUnprocessed(shop: string, options: { limit?: number } = {}): Promise<{ count: number; items: UnprocessedItem[] }> {
-  const sql = database().sql;
-  const invalid = `FROM "WebhookDelivery" WHERE shop = $1 AND outcome = '${DELIVERY_OUTCOME.invalid}' AND status = '${DELIVERY_STATUS.done}'`;
-  const failedTimers = `FROM "AbandonmentTimer" WHERE shop = $1 AND status = '${TIMER_STATUS.failed}'`;
-  const [{ count }] = await sql.query<{ count: number }>(
-    `SELECT ((SELECT count(*) ${invalid}) + (SELECT count(*) ${failedTimers}))::int AS count`,
-    [shop],
-  );
+  const count = await countUnprocessed(shop);
   if (!count) return { count: 0, items: [] };
-  const rows = await sql.query<{ what: string; object: string | null; reason: string | null; at: Date | string }>(
-    `(SELECT topic AS what, "objectKey" AS object, "outcomeDetail" AS reason, "finishedAt" AS at ${invalid} ORDER BY "finishedAt" DESC NULLS LAST LIMIT $2)
+  const rows = await database().sql.query<{ what: string; object: string | null; reason: string | null; at: Date | string }>(
+    `(SELECT topic AS what, "objectKey" AS object, "outcomeDetail" AS reason, "finishedAt" AS at ${INVALID_DELIVERIES} ORDER BY "finishedAt" DESC NULLS LAST LIMIT $2)
      UNION ALL
-     (SELECT 'abandoned checkout', 'checkout:' || "checkoutToken", "lastError", "updatedAt" ${failedTimers} ORDER BY "updatedAt" DESC LIMIT $2)
+     (SELECT 'abandoned checkout', 'checkout:' || "checkoutToken", "lastError", "updatedAt" ${FAILED_REMINDERS} ORDER BY "updatedAt" DESC LIMIT $2)
      ORDER BY at DESC NULLS LAST LIMIT $2`,
     [shop, options.limit ?? 20],
   );
