@@ -179,7 +179,7 @@ async function releaseOrphanedLeases(): Promise<void> {
  * Only the columns the queue statements filter and sort on, from a small sample: a full ANALYZE
  * read the wide bodies too and held the thread 0.4–2 s at 6,000–200,000 rows (this: 6–100 ms).
  */
-async function refreshQueueStatistics(): Promise<void> {
+export async function refreshQueueStatistics(): Promise<void> {
   await database().sql.transaction(async (tx) => {
     await tx.exec(`SET LOCAL default_statistics_target = 10`);
     await tx.exec(
