@@ -22,6 +22,7 @@ import { adminQuery } from "./admin-graphql.server";
 import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
+import { messageOf } from "../errors";
 
 const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 
@@ -140,7 +141,7 @@ interface ClaimedRun {
 export async function runBackfillStep(workerId: string, policy: PipelinePolicy): Promise<number> {
   const imported = await runImportStep(workerId, policy);
   const swept = await runReconcileStep(workerId, policy).catch((error: unknown) => {
-    logger().error({ err: error instanceof Error ? error.message : String(error) }, "reconciliation step failed");
+    logger().error({ err: messageOf(error) }, "reconciliation step failed");
     return 0;
   });
   return imported + swept;
@@ -162,7 +163,7 @@ async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<
     const next = await step(run, workerId, policy);
     await saveStep(run, workerId, next);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     const giveUp = run.attempts >= MAX_STEP_ATTEMPTS;
     logger().error({ shop: run.shop, run: run.id, phase: run.phase, err: message }, giveUp ? "history import failed" : "history import step failed; will retry");
     await saveStep(run, workerId, giveUp ? { status: BACKFILL_STATUS.failed, lastError: message } : { delayMs: 5_000 * run.attempts, lastError: message, keepAttempts: true });
@@ -214,7 +215,7 @@ async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): 
       logger().info({ shop: run.shop, run: run.id, kind: nextKindName, bulkOperation: id }, "history export started ahead");
       return { nextBulkOperationId: id };
     } catch (error) {
-      logger().warn({ shop: run.shop, run: run.id, kind: nextKindName, err: error instanceof Error ? error.message : String(error) }, "history export not started ahead");
+      logger().warn({ shop: run.shop, run: run.id, kind: nextKindName, err: messageOf(error) }, "history export not started ahead");
       return { nextBulkOperationId: "" };
     }
   }
@@ -328,7 +329,7 @@ async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind
     try {
       objects.push({ body: convert(kind, parent.line, parent.children), gid: parent.gid });
     } catch (error) {
-      unreadable.push({ key: parent.gid, text: JSON.stringify(parent.line), reason: `could not convert ${parent.gid}: ${messageOf(error)}` });
+      unreadable.push({ key: parent.gid, text: JSON.stringify(parent.line), reason: `could not convert ${parent.gid}: ${shortMessageOf(error)}` });
     }
     checkpoint = { line: parent.endLine, byte: parent.endByte };
     parent = undefined;
@@ -346,7 +347,7 @@ async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind
       try {
         line = parseBulkLine(text);
       } catch (error) {
-        unreadable.push({ key: `line:${lineNo}`, text, reason: `line ${lineNo} is not valid JSON: ${messageOf(error)}` });
+        unreadable.push({ key: `line:${lineNo}`, text, reason: `line ${lineNo} is not valid JSON: ${shortMessageOf(error)}` });
         continue;
       }
       if (line.__parentId) {
@@ -394,7 +395,7 @@ function parseBulkLine(text: string): { id?: string; __parentId?: string } {
   return line as { id?: string; __parentId?: string };
 }
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300);
+const shortMessageOf = (error: unknown) => messageOf(error).slice(0, 300);
 
 async function recordObjects(
   run: ClaimedRun,

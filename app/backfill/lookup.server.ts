@@ -20,6 +20,7 @@ import { DELIVERY_OUTCOME, DELIVERY_STATUS } from "../pipeline/status";
 import { adminQuery } from "./admin-graphql.server";
 import { customerBody, orderBody } from "./convert";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS } from "./fields";
+import { messageOf } from "../errors";
 
 /** Deliveries of these sources were not sent by Shopify as news: their events go out silent. */
 export const SILENT_SOURCES: ReadonlySet<string> = new Set(["backfill", "lookup", "reconcile"]);
@@ -197,8 +198,4 @@ async function giveUp(workerId: string, d: ClaimedDelivery, objectKey: string, r
       [d.id, workerId, reason, objectKey],
     )
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not record a delivery; its lease will expire"));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -17,6 +17,7 @@ import { retryDelayMs } from "../pipeline/policy";
 import { adminQuery } from "./admin-graphql.server";
 import { customerBody, orderBody, productBody } from "./convert";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
+import { messageOf } from "../errors";
 
 const KINDS = ["customers", "orders", "products"] as const;
 type Kind = (typeof KINDS)[number];
@@ -137,7 +138,7 @@ export async function runReconcileStep(workerId: string, policy: PipelinePolicy,
   try {
     await sweepPage(row, workerId, policy);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (Date.now() - new Date(row.startedAt).getTime() > policy.reconcileDeadlineMs) {
       // A page that keeps failing (bad data, a long Shopify outage) must not hold the shop's sweeps
       // for good: this one is given up with its reason, and the next, a day later, covers the same

@@ -11,6 +11,7 @@ import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
 import { LOCAL_DATETIME_RE, isValidZone, localToIso, scheduleReadings, serviceRounded } from "./schedule";
+import { messageOf } from "../errors";
 
 const PER_PAGE = 20;
 
@@ -103,7 +104,7 @@ export async function scheduleZone(admin: AdminGraphql, shop: string, accountTim
     const answer = shopTimezoneAnswer.parse(await (await admin.graphql(SHOP_TIMEZONE_QUERY, { signal: AbortSignal.timeout(10_000) })).json());
     if (isValidZone(answer.data.shop.ianaTimezone)) return answer.data.shop.ianaTimezone;
   } catch (error) {
-    logger().warn({ shop, err: error instanceof Error ? error.message : String(error) }, "store time zone lookup failed");
+    logger().warn({ shop, err: messageOf(error) }, "store time zone lookup failed");
   }
   return isValidZone(accountTimezone) ? accountTimezone : "UTC";
 }

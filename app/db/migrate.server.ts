@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { PROJECT_ROOT } from "../server/project-root.server";
+import { messageOf } from "../errors";
 
 /**
  * Applies pending Prisma migrations at start-up and records them in `_prisma_migrations`
@@ -111,7 +112,7 @@ export async function applyMigrations(runner: SqlRunner, dir = MIGRATIONS_DIR): 
       try {
         await runner.exec(m.script);
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         await runner.query(`UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1`, [id, message]);
         throw new MigrationError(`Migration ${m.name} failed: ${message}`);
       }

@@ -10,6 +10,7 @@ import { noService, noServiceView, serviceAccess } from "../admin/service-access
 import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { emailSchema, personStatusFilters, type PaginationMeta, type PeopleListFilters, type Person, type PersonEventRecord } from "../services/marketing/schemas";
+import { messageOf } from "../errors";
 
 const PER_PAGE = 25;
 
@@ -208,7 +209,7 @@ export async function personForCustomer(shop: string, admin: AdminGraphql, rawId
     if (!answer.data.customer) return { kind: "no_customer" };
     email = answer.data.customer.email;
   } catch (error) {
-    logger().warn({ shop, err: error instanceof Error ? error.message : String(error) }, "customer email lookup failed");
+    logger().warn({ shop, err: messageOf(error) }, "customer email lookup failed");
     return { kind: "unavailable", problem: { kind: "shopify", title: "Shopify did not answer", message: "The customer could not be read from Shopify. Please try again." } };
   }
   if (!email) return { kind: "no_email" };

@@ -8,6 +8,7 @@ import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";
 import { backoffMs, type PipelinePolicy } from "./policy";
 import { TIMER_STATUS } from "./status";
+import { messageOf } from "../errors";
 
 /**
  * Abandoned checkouts: a checkout with an email starts (or, when its content changed, restarts) a
@@ -87,7 +88,7 @@ export async function fireDueTimers(workerId: string, policy: PipelinePolicy): P
     try {
       await fireTimer(workerId, timer);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       const giveUp = error instanceof UnmappableTimer || timer.attempts >= policy.maxPlanAttempts;
       logger().error({ shop: timer.shop, checkout: timer.checkoutToken, attempt: timer.attempts, err: message }, giveUp ? "abandonment timer failed" : "abandonment timer failed; will retry");
       await database()
@@ -97,7 +98,7 @@ export async function fireDueTimers(workerId: string, policy: PipelinePolicy): P
            WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}'`,
           [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, backoffMs(timer.attempts, policy)],
         )
-        .catch((e) => logger().error({ err: e instanceof Error ? e.message : String(e) }, "could not release an abandonment timer; its lease will expire"));
+        .catch((e) => logger().error({ err: messageOf(e) }, "could not release an abandonment timer; its lease will expire"));
     }
   }
   return due.length;
@@ -137,7 +138,7 @@ async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
     try {
       call = mapAbandonedCheckout(timer.snapshot, { settings: ctx.settings, now: new Date() });
     } catch (error) {
-      throw new UnmappableTimer(`snapshot cannot be mapped: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UnmappableTimer(`snapshot cannot be mapped: ${messageOf(error)}`);
     }
     await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, 'checkout', $3::jsonb)`, [
       timer.shop,

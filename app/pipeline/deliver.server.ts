@@ -11,6 +11,7 @@ import { bumpCounters, type CounterDelta } from "./counters.server";
 import { callKind, contentHash } from "./decide";
 import { retryDelayMs, type PipelinePolicy } from "./policy";
 import { CALL_STATUS } from "./status";
+import { messageOf } from "../errors";
 
 interface ClaimedCall {
   id: string;
@@ -213,7 +214,7 @@ async function deliverOne(
     return { status: "delivered" };
   } catch (error) {
     if (!isMarketingServiceError(error)) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       return retryOrDie(c, policy, `unexpected: ${message}`);
     }
     if (PAUSING.has(error.kind)) {

@@ -16,6 +16,7 @@ import { bumpCounters, type CounterDelta } from "./counters.server";
 import { decide, type ObjectMemory } from "./decide";
 import { backoffMs, type PipelinePolicy } from "./policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type DeliveryOutcome } from "./status";
+import { messageOf } from "../errors";
 
 /** A recorded delivery leased for planning (also what the unknown-object lookup reads and writes). */
 export interface ClaimedDelivery {
@@ -345,8 +346,4 @@ async function finishDeliveries(tx: SqlQueryable, finished: Finished[]): Promise
 function isRefusedData(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code.startsWith("22") || code.startsWith("54"));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

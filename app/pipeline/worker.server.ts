@@ -21,6 +21,7 @@ const ANALYZE_AFTER_CHANGES = 2_000;
 /** The 30-day chart plus a day of margin. */
 const COUNTER_HISTORY_DAYS = 31;
 import { yieldToWebhooks } from "./webhook-priority.server";
+import { messageOf } from "../errors";
 
 export interface Worker {
   id: string;
@@ -111,7 +112,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   }
 
   const failed = (step: string) => (error: unknown) => {
-    log.error({ err: error instanceof Error ? error.message : String(error) }, `worker ${step} failed`);
+    log.error({ err: messageOf(error) }, `worker ${step} failed`);
     return 0;
   };
   // Nothing in the loop may reject: a database outage is logged and retried on the next poll,

@@ -3,6 +3,7 @@ import { prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { storedAccount, type ConnectedAccount } from "./connection.server";
 import { canReceiveDeliveries } from "./eligibility";
+import { messageOf } from "../errors";
 
 /** not_connected: no key; paused: the service rejected the stored key (never "connected"). */
 export type ConnectionState = "not_installed" | "not_connected" | "paused" | "connected";
@@ -44,7 +45,7 @@ export async function recordInstall(domain: string, scopes: string | undefined, 
       const parsed = shopProfileSchema.parse(await (await admin.graphql(SHOP_PROFILE_QUERY)).json());
       profile = { storefrontUrl: new URL(parsed.data.shop.primaryDomain.url).origin, currency: parsed.data.shop.currencyCode };
     } catch (error) {
-      logger().warn({ shop: domain, err: error instanceof Error ? error.message : String(error) }, "shop profile lookup failed");
+      logger().warn({ shop: domain, err: messageOf(error) }, "shop profile lookup failed");
     }
   }
   await prisma().shop.upsert({

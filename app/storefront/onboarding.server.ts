@@ -7,6 +7,7 @@ import { adminGraphql } from "./admin.server";
 import { storefrontEventCounts } from "./events.server";
 import { STOREFRONT_POLICY } from "./policy";
 import { trackerStatus } from "./tracker.server";
+import { messageOf } from "../errors";
 
 /**
  * What the Storefront page shows: is the tracker embed on in the live theme (read from the
@@ -80,7 +81,7 @@ async function liveThemeEmbed(shop: string): Promise<{ state: EmbedState; themeN
     const content = theme.files.nodes.find((f) => f.filename === "config/settings_data.json")?.body.content;
     return { state: content ? embedStateIn(content) : "not_added", themeName: theme.name, error: null };
   } catch (error) {
-    logger().warn({ shop, err: error instanceof Error ? error.message : String(error) }, "live theme not readable");
+    logger().warn({ shop, err: messageOf(error) }, "live theme not readable");
     return { state: "unknown", themeName: null, error: "The live theme could not be read from Shopify just now." };
   }
 }

@@ -9,6 +9,7 @@ import { parseSettings } from "../sync/settings";
 import { adminGraphql } from "./admin.server";
 import { STOREFRONT_POLICY } from "./policy";
 import { pruneRateWindows, pruneStorefrontCarts } from "./rate-limit.server";
+import { messageOf } from "../errors";
 
 /**
  * The tracker snippet on the storefront: fetched from the service (GET /api/account/website-tracker
@@ -121,7 +122,7 @@ export async function syncTracker(shop: string): Promise<TrackerSyncResult> {
     logger().info({ shop, mode }, "tracker snippet published to the storefront");
     return { status: "synced", mode, lastEventTrackedAt: tracker.lastEventTrackedAt };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     await recordSync(shop, { mode: null, error: message.slice(0, 500), nextInMs: STOREFRONT_POLICY.trackerRetryMs }).catch(() => {});
     logger().warn({ shop, err: message }, "tracker snippet not published; will retry");
     return { status: "failed", error: message };
@@ -140,7 +141,7 @@ export async function removeTracker(shop: string): Promise<void> {
     );
     await prisma().storefrontState.updateMany({ where: { shop }, data: { trackerMode: null, trackerSyncedAt: null } });
   } catch (error) {
-    logger().warn({ shop, err: error instanceof Error ? error.message : String(error) }, "tracker snippet not removed");
+    logger().warn({ shop, err: messageOf(error) }, "tracker snippet not removed");
   }
 }
 
@@ -193,7 +194,7 @@ export async function trackerStatus(shop: string) {
     try {
       lastEventTrackedAt = (await client.websiteTracker(state?.trackerMode === "legacy" || state?.trackerMode === "compat" ? state.trackerMode : "modern")).lastEventTrackedAt;
     } catch (error) {
-      serviceError = error instanceof Error ? error.message : String(error);
+      serviceError = messageOf(error);
     }
   }
   return {
@@ -224,7 +225,7 @@ export async function storefrontStep(workerId: string): Promise<number> {
     }
     return await refreshDueTrackers(workerId);
   } catch (error) {
-    logger().warn({ err: error instanceof Error ? error.message : String(error) }, "storefront step failed");
+    logger().warn({ err: messageOf(error) }, "storefront step failed");
     return 0;
   }
 }

@@ -1,4 +1,5 @@
 import { isInteger, parse } from "lossless-json";
+import { messageOf } from "../errors";
 
 /** Raised for a webhook body that is not valid JSON. */
 export class ShopifyJsonError extends Error {
@@ -27,7 +28,7 @@ export function parseShopifyJson(raw: string): unknown {
       onDuplicateKey: ({ newValue }) => newValue,
     });
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = messageOf(error);
     throw new ShopifyJsonError(`Webhook body is not valid JSON: ${detail}`, { cause: error });
   }
 }
