@@ -26,13 +26,15 @@ export const WEBHOOK_PRIORITY = {
 } as const;
 
 interface PriorityState {
+  /** Webhooks recorded by this process since it started (the worker counts them as queue changes). */
+  recorded: number;
   inFlight: number;
   lastAt: number;
   lulls: (() => void)[];
   unitStartedAt: number;
 }
 // One per process: the route and the worker share this module (one build, one module graph).
-const shared: PriorityState = { inFlight: 0, lastAt: 0, lulls: [], unitStartedAt: 0 };
+const shared: PriorityState = { recorded: 0, inFlight: 0, lastAt: 0, lulls: [], unitStartedAt: 0 };
 function state(): PriorityState {
   return shared;
 }
@@ -45,10 +47,16 @@ export async function asWebhookInFlight<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } finally {
+    s.recorded++;
     s.inFlight--;
     s.lastAt = Date.now();
     if (s.inFlight === 0) s.lulls.splice(0).forEach((resolve) => resolve());
   }
+}
+
+/** Webhooks this process has recorded since it started. */
+export function webhooksRecorded(): number {
+  return state().recorded;
 }
 
 /**

@@ -20,7 +20,7 @@ const ANALYZE_AFTER_CHANGES = 2_000;
 
 /** The 30-day chart plus a day of margin. */
 const COUNTER_HISTORY_DAYS = 31;
-import { yieldToWebhooks } from "./webhook-priority.server";
+import { webhooksRecorded, yieldToWebhooks } from "./webhook-priority.server";
 import { messageOf } from "../errors";
 
 export interface Worker {
@@ -47,6 +47,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   let lastPrune = 0;
   let lastAnalyze = 0;
   let changedSinceAnalyze = 0;
+  let recordedAtAnalyze = webhooksRecorded();
   let lastSideWork = 0;
   let lastUpkeep = Date.now();
   let upkeepInFlight: Promise<unknown> | undefined;
@@ -77,17 +78,24 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     changedSinceAnalyze += planned + delivered;
     const pglite = database().kind === "pglite";
     // PGlite has no autovacuum: statistics every analyzeEveryMs, and sooner when the queues changed
-    // a lot (a claim planned on statistics of an empty table sorts the whole backlog).
-    const stale = changedSinceAnalyze >= ANALYZE_AFTER_CHANGES && Date.now() - lastAnalyze > 2_000;
+    // a lot (a claim planned on statistics of an empty table sorts the whole backlog). Webhooks
+    // recorded in this process count as changes: a burst fills the queue before the worker plans it.
+    // A worker that has not refreshed them yet does so in its first round, whatever arrives.
+    const changed = changedSinceAnalyze + (webhooksRecorded() - recordedAtAnalyze);
+    const stale = lastAnalyze === 0 || (changed >= ANALYZE_AFTER_CHANGES && Date.now() - lastAnalyze > 2_000);
     const analyzeDue = pglite && (stale || Date.now() - lastAnalyze > policy.analyzeEveryMs);
     const upkeepDue = Date.now() - lastUpkeep > policy.upkeepCheckMs && !upkeepInFlight;
     if (pglite && (analyzeDue || upkeepDue)) {
       // ANALYZE and VACUUM hold PGlite's one connection and the one thread: after one wait for a
-      // lull, and not while webhooks keep arriving unless long overdue.
+      // lull. While webhooks keep arriving, VACUUM waits unless long overdue; statistics are still
+      // refreshed when stale, because every claim planned without them sorts the whole backlog
+      // (10 ms against 5 ms for a busy-sized batch at 3,000 queued, on every claim), while one
+      // refresh from a small sample holds the thread once (16 ms at 3,000 rows).
       const busy = (await yieldToWebhooks(policy)).batchSize < policy.batchSize;
-      if (analyzeDue && (!busy || Date.now() - lastAnalyze > 10 * policy.analyzeEveryMs)) {
+      if (analyzeDue && (!busy || stale || Date.now() - lastAnalyze > 10 * policy.analyzeEveryMs)) {
         lastAnalyze = Date.now();
         changedSinceAnalyze = 0;
+        recordedAtAnalyze = webhooksRecorded();
         await refreshQueueStatistics();
       }
       if (upkeepDue && (!busy || Date.now() - lastUpkeep > 10 * policy.upkeepCheckMs)) {
