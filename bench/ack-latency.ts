@@ -26,6 +26,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { request } from "undici";
 import type * as Runtime from "../app/server/runtime.server";
 import {
   createBenchDatabase,
@@ -221,14 +222,17 @@ async function openLoop(url: string, requests: Prepared[], rate: number, warmupM
 
   const fire = (r: Prepared, due: number) => {
     const counted = due >= measureFrom;
-    const p = fetch(target, { method: "POST", headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) })
+    // undici's request(), not fetch(): a third of fetch's CPU per request and far less garbage, so
+    // the load generator's own pauses stay out of the latencies (with fetch its heap grew to
+    // ~200 MB in a run, and one 47 ms major GC landed inside a measured window).
+    const p = request(target, { method: "POST", headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) })
       .then(async (res) => {
-        await res.arrayBuffer();
+        await res.body.arrayBuffer();
         if (!counted) return;
         latencies.push(performance.now() - due);
-        if (res.status !== 200) {
+        if (res.statusCode !== 200) {
           errors++;
-          errorKinds[`HTTP ${res.status}`] = (errorKinds[`HTTP ${res.status}`] ?? 0) + 1;
+          errorKinds[`HTTP ${res.statusCode}`] = (errorKinds[`HTTP ${res.statusCode}`] ?? 0) + 1;
         }
       })
       .catch((error: Error) => {
@@ -419,7 +423,7 @@ async function main(): Promise<void> {
     ]),
   );
   console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
-  console.log("\nlatency = scheduled send time → answer fully read (load generator in its own process, keep-alive fetch).");
+  console.log("\nlatency = scheduled send time → answer fully read (load generator in its own process, keep-alive undici request()).");
 }
 
 function existsBuild(): boolean {
