@@ -20,7 +20,7 @@ export interface HealthView {
   shop: ShopSummary;
   banner: HealthBanner;
   kinds: (Omit<SyncHealth, "lastDeliveredAt"> & { stale: number; lastDeliveredAt: string | null })[];
-  totals: { received: number; delivered: number; skipped: number; stale: number; failed: number; dead: number; queued: number };
+  totals: { received: number; delivered: number; skipped: number; stale: number; unusable: number; failed: number; dead: number; queued: number };
   lagMs: number;
   lastDeliveredAt: string | null;
   history: { day: HistoryPoint[]; month: HistoryPoint[] };
@@ -42,12 +42,13 @@ export async function healthView(domain: string, now = new Date()): Promise<Heal
     counterHistory(domain, "30d", now),
   ]);
   const kinds = rows.map((r) => ({ ...r, stale: staleByKind.get(r.kind) ?? 0, lastDeliveredAt: r.lastDeliveredAt?.toISOString() ?? null }));
-  const sum = (f: "received" | "delivered" | "skipped" | "stale" | "failed" | "dead" | "queued") => kinds.reduce((n, k) => n + k[f], 0);
+  const sum = (f: keyof HealthView["totals"]) => kinds.reduce((n, k) => n + k[f], 0);
   const totals = {
     received: sum("received"),
     delivered: sum("delivered"),
     skipped: sum("skipped"),
     stale: sum("stale"),
+    unusable: sum("unusable"),
     failed: sum("failed"),
     dead: sum("dead"),
     queued: sum("queued"),

@@ -15,6 +15,7 @@ import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
+import { bumpCounters } from "../pipeline/counters.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { BACKFILL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, type BackfillStatus } from "../pipeline/status";
 import { parseShopifyJson } from "../sync/json";
@@ -23,6 +24,7 @@ import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 import { messageOf } from "../errors";
+import { kindOf } from "../topics";
 
 const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 
@@ -433,13 +435,16 @@ async function recordObjects(
         rawBody: u.text.replaceAll("\u0000", "\uFFFD").slice(0, 100_000),
         reason: `history import: ${u.reason}`,
       }));
-      await tx.query(
+      const recorded = await tx.query<{ topic: string }>(
         `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source, status, outcome, "outcomeDetail", "finishedAt")
          SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", 'backfill', '${DELIVERY_STATUS.done}', '${DELIVERY_OUTCOME.invalid}', r.reason, now()
            FROM jsonb_to_recordset($2::jsonb) AS r(topic text, "eventId" text, "rawBody" text, reason text)
-         ON CONFLICT (shop, topic, "eventId") DO NOTHING`,
+         ON CONFLICT (shop, topic, "eventId") DO NOTHING
+         RETURNING topic`,
         [run.shop, JSON.stringify(rows)],
       );
+      // Counted once each (a step retried after a crash finds its lines already recorded).
+      await bumpCounters(recorded.map((r) => ({ shop: run.shop, kind: kindOf(r.topic), unusable: 1 })), tx);
       logger().warn({ shop: run.shop, run: run.id, kind, lines: unreadable.length, first: unreadable[0].reason }, "history import: lines recorded as invalid");
     }
     await tx.query(`UPDATE "BackfillRun" SET "linesDone" = $2, "bytesDone" = $3, objects = objects + $4, "updatedAt" = now() WHERE id = $1`, [

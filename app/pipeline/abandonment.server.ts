@@ -6,6 +6,7 @@ import { mapAbandonedCheckout } from "../sync/plan";
 import type { AbandonmentInstruction } from "../sync/mappers/common";
 import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";
+import { bumpCounters } from "./counters.server";
 import { backoffMs, type PipelinePolicy } from "./policy";
 import { TIMER_STATUS } from "./status";
 import { messageOf } from "../errors";
@@ -92,12 +93,17 @@ export async function fireDueTimers(workerId: string, policy: PipelinePolicy): P
       const giveUp = error instanceof UnmappableTimer || timer.attempts >= policy.maxPlanAttempts;
       logger().error({ shop: timer.shop, checkout: timer.checkoutToken, attempt: timer.attempts, err: message }, giveUp ? "abandonment timer failed" : "abandonment timer failed; will retry");
       await database()
-        .sql.query(
-          `UPDATE "AbandonmentTimer" SET status = $4, "lastError" = $5, "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now(),
-             "dueAt" = CASE WHEN $4 = '${TIMER_STATUS.pending}' THEN now() + ($6::int * interval '1 millisecond') ELSE "dueAt" END
-           WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}'`,
-          [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, backoffMs(timer.attempts, policy)],
-        )
+        .sql.transaction(async (tx) => {
+          const released = await tx.query(
+            `UPDATE "AbandonmentTimer" SET status = $4, "lastError" = $5, "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now(),
+               "dueAt" = CASE WHEN $4 = '${TIMER_STATUS.pending}' THEN now() + ($6::int * interval '1 millisecond') ELSE "dueAt" END
+             WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}'
+             RETURNING 1`,
+            [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, backoffMs(timer.attempts, policy)],
+          );
+          // A reminder given up on is counted with the checkouts that could not be used.
+          if (giveUp && released.length) await bumpCounters([{ shop: timer.shop, kind: "checkout", unusable: 1 }], tx);
+        })
         .catch((e) => logger().error({ err: messageOf(e) }, "could not release an abandonment timer; its lease will expire"));
     }
   }

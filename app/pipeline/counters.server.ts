@@ -9,13 +9,15 @@ export interface CounterDelta {
   duplicates?: number;
   delivered?: number;
   skipped?: number;
+  /** Could not be used at all (invalid delivery, unreadable import line, reminder that could not be made). */
+  unusable?: number;
   failed?: number;
   dead?: number;
   lastDeliveredAt?: Date;
   lastLagMs?: number;
 }
 
-const FIELDS = ["received", "duplicates", "delivered", "skipped", "failed", "dead"] as const;
+const FIELDS = ["received", "duplicates", "delivered", "skipped", "unusable", "failed", "dead"] as const;
 
 /** Adds deltas to the per-shop, per-kind counters: merged first, then one statement. */
 export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = database().sql): Promise<void> {
@@ -45,24 +47,25 @@ export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = da
   await tx.query(
     `WITH r AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
-            skipped int, failed int, dead int, "lastDeliveredAt" timestamptz, "lastLagMs" int)
+            skipped int, unusable int, failed int, dead int, "lastDeliveredAt" timestamptz, "lastLagMs" int)
      ), totals AS (
-       INSERT INTO "SyncCounter" AS c (shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs")
-       SELECT shop, kind, received, duplicates, delivered, skipped, failed, dead, "lastDeliveredAt", "lastLagMs" FROM r
+       INSERT INTO "SyncCounter" AS c (shop, kind, received, duplicates, delivered, skipped, unusable, failed, dead, "lastDeliveredAt", "lastLagMs")
+       SELECT shop, kind, received, duplicates, delivered, skipped, unusable, failed, dead, "lastDeliveredAt", "lastLagMs" FROM r
        ON CONFLICT (shop, kind) DO UPDATE SET
          received = c.received + EXCLUDED.received, duplicates = c.duplicates + EXCLUDED.duplicates,
-         delivered = c.delivered + EXCLUDED.delivered, skipped = c.skipped + EXCLUDED.skipped,
+         delivered = c.delivered + EXCLUDED.delivered, skipped = c.skipped + EXCLUDED.skipped, unusable = c.unusable + EXCLUDED.unusable,
          failed = c.failed + EXCLUDED.failed, dead = c.dead + EXCLUDED.dead,
          "lastDeliveredAt" = COALESCE(EXCLUDED."lastDeliveredAt", c."lastDeliveredAt"),
          "lastLagMs" = COALESCE(EXCLUDED."lastLagMs", c."lastLagMs")
        RETURNING 1
      )
-     INSERT INTO "SyncCounterHourly" AS h (shop, kind, hour, received, delivered, skipped, failed, dead)
-     SELECT shop, kind, date_trunc('hour', timezone('UTC', now())), received, delivered, skipped, failed, dead FROM r
-     WHERE received + delivered + skipped + failed + dead > 0
+     INSERT INTO "SyncCounterHourly" AS h (shop, kind, hour, received, delivered, skipped, unusable, failed, dead)
+     SELECT shop, kind, date_trunc('hour', timezone('UTC', now())), received, delivered, skipped, unusable, failed, dead FROM r
+     WHERE received + delivered + skipped + unusable + failed + dead > 0
      ON CONFLICT (shop, hour, kind) DO UPDATE SET
        received = h.received + EXCLUDED.received, delivered = h.delivered + EXCLUDED.delivered,
-       skipped = h.skipped + EXCLUDED.skipped, failed = h.failed + EXCLUDED.failed, dead = h.dead + EXCLUDED.dead`,
+       skipped = h.skipped + EXCLUDED.skipped, unusable = h.unusable + EXCLUDED.unusable, failed = h.failed + EXCLUDED.failed,
+       dead = h.dead + EXCLUDED.dead`,
     [JSON.stringify(rows)]
   );
 }
@@ -112,6 +115,7 @@ export interface SyncHealth {
   duplicates: number;
   delivered: number;
   skipped: number;
+  unusable: number;
   failed: number;
   dead: number;
   queued: number;
@@ -143,6 +147,7 @@ export async function syncHealth(shop: string): Promise<SyncHealth[]> {
       duplicates: c.duplicates,
       delivered: c.delivered,
       skipped: c.skipped,
+      unusable: c.unusable,
       failed: c.failed,
       dead: c.dead,
       queued: w?._count._all ?? 0,

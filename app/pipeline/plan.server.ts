@@ -238,7 +238,11 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
       finished
         // shop/redact leaves no row of the shop behind, not even a counter.
         .filter((f) => f.outcome !== DELIVERY_OUTCOME.planned && f.delivery.topic !== "shop/redact")
-        .map((f): CounterDelta => ({ shop: f.delivery.shop, kind: kindOf(f.delivery.topic), skipped: 1 })),
+        .map((f): CounterDelta => ({
+          shop: f.delivery.shop,
+          kind: kindOf(f.delivery.topic),
+          ...(f.outcome === DELIVERY_OUTCOME.invalid ? { unusable: 1 } : { skipped: 1 }),
+        })),
       tx,
     );
   });

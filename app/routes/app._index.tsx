@@ -104,6 +104,7 @@ export default function SyncHealth() {
     formatNumber(k.delivered),
     formatNumber(k.skipped),
     formatNumber(k.stale),
+    formatNumber(k.unusable),
     formatNumber(k.failed),
     formatNumber(k.dead),
     formatNumber(k.queued),
@@ -168,10 +169,13 @@ export default function SyncHealth() {
             </Box>
             {rows.length ? (
               <DataTable
-                columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
-                headings={["Type", "Received", "Delivered", "Skipped", "Stale", "Failed attempts", "Gave up", "Waiting"]}
+                columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
+                headings={["Type", "Received", "Delivered", "Skipped", "Stale", "Could not be used", "Failed attempts", "Gave up", "Waiting"]}
                 rows={rows}
-                totals={["", ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.failed, totals.dead, totals.queued].map(formatNumber)]}
+                totals={[
+                  "",
+                  ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.unusable, totals.failed, totals.dead, totals.queued].map(formatNumber),
+                ]}
                 showTotalsInFooter
               />
             ) : (

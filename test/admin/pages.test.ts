@@ -441,6 +441,32 @@ describe("health, problems and activity over the real pipeline", () => {
     await h.app.db.sql.query(`DELETE FROM "WebhookDelivery" WHERE shop = $1 AND outcome = 'invalid'`, [A]);
   });
 
+  it("the health table counts what could not be used apart from what needed no sending", async () => {
+    type Kind = { kind: string; skipped: number; unusable: number };
+    const kinds = async () => (await routeData<{ kinds: Kind[] }>(await loadData(h.app.url, A, "/app"), "routes/app._index")).kinds;
+    const of = (all: Kind[], kind: string) => all.find((k) => k.kind === kind) ?? { kind, skipped: 0, unusable: 0 };
+    const before = await kinds();
+    // A customer whose date no system can hold (recorded as invalid) and a reminder whose snapshot
+    // cannot be turned into a call (given up at once by the worker).
+    const broken = JSON.stringify(customerBody({ id: "778", email: "broken.again@example.com", updatedAt: "PLACEHOLDER" })).replace('"PLACEHOLDER"', "1e20");
+    expect((await h.send({ topic: "customers/create", shop: A, body: broken })).status).toBe(200);
+    await h.app.db.sql.query(
+      `INSERT INTO "AbandonmentTimer" (shop, "checkoutToken", "dueAt", snapshot, status, attempts, "updatedAt")
+       VALUES ($1, 'tok-unmappable', now(), '{}', 'pending', 0, now())`,
+      [A],
+    );
+    await h.settle();
+    const [timer] = await h.app.db.sql.query<{ status: string }>(`SELECT status FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = 'tok-unmappable'`, [A]);
+    expect(timer?.status).toBe("failed");
+    const after = await kinds();
+    expect(of(after, "customer").unusable).toBe(of(before, "customer").unusable + 1);
+    expect(of(after, "customer").skipped).toBe(of(before, "customer").skipped);
+    expect(of(after, "checkout").unusable).toBe(of(before, "checkout").unusable + 1);
+    expect(await (await openPage(h.app.url, A, "/app")).text()).toContain("Could not be used");
+    await h.app.db.sql.query(`DELETE FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = 'tok-unmappable'`, [A]);
+    await h.app.db.sql.query(`DELETE FROM "WebhookDelivery" WHERE shop = $1 AND outcome = 'invalid'`, [A]);
+  });
+
   it("discard takes a dead letter out of the list for good", async () => {
     h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
     await h.send({ topic: "customers/create", shop: A, body: customerBody({ id: "502", email: "alan@example.com", consent: "subscribed" }) });

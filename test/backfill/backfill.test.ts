@@ -107,6 +107,12 @@ describeEachDatabase("history backfill", (database) => {
       expect.stringMatching(/^history import: line 3 is not valid JSON: /),
       "history import: line 4 is not valid JSON: not a JSON object",
     ]);
+    // The health page counts them as customers that could not be used, not as skipped.
+    const [counter] = await h.app.db.sql.query<{ unusable: number; skipped: number }>(
+      `SELECT unusable, skipped FROM "SyncCounter" WHERE shop = $1 AND kind = 'customer'`,
+      [shop],
+    );
+    expect(counter).toEqual({ unusable: 2, skipped: 0 });
     // Every customer with an email reached the service, the one named with U+0000 as U+FFFD.
     const sent = h.emulator.requests.map((r) => JSON.stringify(r.body ?? null));
     for (const c of store.objects.customers.filter((c) => c.email)) expect(sent.some((b) => b.includes(c.email as string))).toBe(true);
