@@ -14,14 +14,14 @@ import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { pruneCounterHistory } from "./counters.server";
 import { pruneOldRows } from "./retention.server";
 import { upkeepQueueTables } from "./upkeep.server";
+import { webhooksRecorded, yieldToWebhooks } from "./webhook-priority.server";
+import { messageOf } from "../errors";
 
-/** Rows planned and delivered after which PGlite's statistics are refreshed before their time. */
+/** Rows recorded, planned and delivered after which PGlite's statistics are refreshed before their time. */
 const ANALYZE_AFTER_CHANGES = 2_000;
 
 /** The 30-day chart plus a day of margin. */
 const COUNTER_HISTORY_DAYS = 31;
-import { webhooksRecorded, yieldToWebhooks } from "./webhook-priority.server";
-import { messageOf } from "../errors";
 
 export interface Worker {
   id: string;
