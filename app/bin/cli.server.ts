@@ -76,9 +76,9 @@ program
   .action(async (options: { shop: string }) => {
     const status = await shopStatus(options.shop);
     console.log(`${options.shop}: ${status.shop?.state ?? "unknown"}; last delivery ${when(status.shop?.lastDeliveredAt)}`);
-    const table = new Table({ head: ["kind", "received", "delivered", "skipped", "failed attempts", "dead", "waiting", "lag"] });
+    const table = new Table({ head: ["kind", "received", "delivered", "skipped", "could not be used", "failed attempts", "dead", "waiting", "lag"] });
     for (const k of status.kinds) {
-      table.push([k.kind, k.received, k.delivered, k.skipped, k.failed, k.dead, k.queued, k.lagMs ? `${Math.round(k.lagMs / 1000)} s` : "—"]);
+      table.push([k.kind, k.received, k.delivered, k.skipped, k.unusable, k.failed, k.dead, k.queued, k.lagMs ? `${Math.round(k.lagMs / 1000)} s` : "—"]);
     }
     console.log(status.kinds.length ? table.toString() : "nothing received yet");
     const b = status.backfill;

@@ -44,6 +44,12 @@ describe("support CLI", () => {
          VALUES ($1, 'tok-cli', now(), '{}', 'failed', 1, 'could not map the checkout: no line items', now())`,
         [shop],
       );
+      // The counters of that reminder and of two customers: one skipped (nothing new), one unusable.
+      await db.sql.query(
+        `INSERT INTO "SyncCounter" (shop, kind, received, delivered, skipped, unusable, failed, dead)
+         VALUES ($1, 'customer', 5, 2, 1, 1, 7, 2), ($1, 'checkout', 0, 0, 0, 1, 0, 0)`,
+        [shop],
+      );
     } finally {
       await db.close();
     }
@@ -73,6 +79,17 @@ describe("support CLI", () => {
     const status = await cli("status", "--shop", shop);
     expect(status.stdout).toContain(`${shop}: connected`);
     expect(status.stdout).toContain("no history import yet");
+    // Per kind: received, delivered, skipped, could not be used, failed attempts, dead, waiting.
+    const cells = (kind: string) =>
+      status.stdout
+        .split("\n")
+        .find((line) => line.includes(`│ ${kind} `))
+        ?.split("│")
+        .map((c) => c.trim())
+        .filter(Boolean);
+    expect(status.stdout).toContain("could not be used");
+    expect(cells("customer")).toEqual(["customer", "5", "2", "1", "1", "7", "2", "0", "—"]);
+    expect(cells("checkout")).toEqual(["checkout", "0", "0", "0", "1", "0", "0", "0", "—"]);
   });
 
   it("lists a shop's dead letters by cause, e-mails masked, with the ids that replay --ids takes", async () => {
