@@ -5,12 +5,13 @@ export interface ChartPoint {
   delivered: number;
   failed: number;
   dead: number;
+  unusable: number;
 }
 
 const fmtHour = new Intl.DateTimeFormat("en-US", { hour: "2-digit", minute: "2-digit", hour12: false, timeZone: "UTC" });
 const fmtDay = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
 
-/** Deliveries and failures per bucket (recharts; a fixed initial size so it also renders on the server). */
+/** Deliveries, failures and what could not be used, per bucket (recharts; a fixed initial size so it also renders on the server). */
 export function HealthChart({ points, range }: { points: ChartPoint[]; range: "24h" | "30d" }) {
   const fmt = range === "24h" ? fmtHour : fmtDay;
   const data = points.map((p) => ({ ...p, label: fmt.format(new Date(p.at)) }));
@@ -26,6 +27,7 @@ export function HealthChart({ points, range }: { points: ChartPoint[]; range: "2
           <Bar dataKey="delivered" name="Delivered" stackId="a" fill="#29845a" isAnimationActive={false} />
           <Bar dataKey="failed" name="Failed attempts" stackId="a" fill="#e8b400" isAnimationActive={false} />
           <Bar dataKey="dead" name="Gave up" stackId="a" fill="#c70a24" isAnimationActive={false} />
+          <Bar dataKey="unusable" name="Could not be used" stackId="a" fill="#8a8a8a" isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
     </div>

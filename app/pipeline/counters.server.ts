@@ -82,6 +82,7 @@ export interface HistoryPoint {
   delivered: number;
   failed: number;
   dead: number;
+  unusable: number;
 }
 
 /**
@@ -96,15 +97,22 @@ export async function counterHistory(shop: string, range: "24h" | "30d", now = n
   const start = end - (buckets - 1) * step;
   const rows = await prisma().syncCounterHourly.findMany({
     where: { shop, hour: { gte: new Date(start) } },
-    select: { hour: true, delivered: true, failed: true, dead: true },
+    select: { hour: true, delivered: true, failed: true, dead: true, unusable: true },
   });
-  const points = Array.from({ length: buckets }, (_, i) => ({ at: new Date(start + i * step).toISOString(), delivered: 0, failed: 0, dead: 0 }));
+  const points: HistoryPoint[] = Array.from({ length: buckets }, (_, i) => ({
+    at: new Date(start + i * step).toISOString(),
+    delivered: 0,
+    failed: 0,
+    dead: 0,
+    unusable: 0,
+  }));
   for (const r of rows) {
     const i = Math.floor((r.hour.getTime() - start) / step);
     if (i < 0 || i >= buckets) continue;
     points[i].delivered += r.delivered;
     points[i].failed += r.failed;
     points[i].dead += r.dead;
+    points[i].unusable += r.unusable;
   }
   return points;
 }

@@ -443,7 +443,10 @@ describe("health, problems and activity over the real pipeline", () => {
 
   it("the health table counts what could not be used apart from what needed no sending", async () => {
     type Kind = { kind: string; skipped: number; unusable: number };
-    const kinds = async () => (await routeData<{ kinds: Kind[] }>(await loadData(h.app.url, A, "/app"), "routes/app._index")).kinds;
+    type Home = { kinds: Kind[]; history: { day: { unusable: number }[] } };
+    const homeData = async () => routeData<Home>(await loadData(h.app.url, A, "/app"), "routes/app._index");
+    const kinds = async () => (await homeData()).kinds;
+    const lastHour = async () => (await homeData()).history.day.at(-1)!.unusable;
     const of = (all: Kind[], kind: string) => all.find((k) => k.kind === kind) ?? { kind, skipped: 0, unusable: 0 };
     const before = await kinds();
     // A customer whose date no system can hold (recorded as invalid) and a reminder whose snapshot
@@ -462,6 +465,8 @@ describe("health, problems and activity over the real pipeline", () => {
     expect(of(after, "customer").unusable).toBe(of(before, "customer").unusable + 1);
     expect(of(after, "customer").skipped).toBe(of(before, "customer").skipped);
     expect(of(after, "checkout").unusable).toBe(of(before, "checkout").unusable + 1);
+    // …and in the chart, in the bucket of this hour.
+    expect(await lastHour()).toBeGreaterThanOrEqual(1);
     expect(await (await openPage(h.app.url, A, "/app")).text()).toContain("Could not be used");
     await h.app.db.sql.query(`DELETE FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = 'tok-unmappable'`, [A]);
     await h.app.db.sql.query(`DELETE FROM "WebhookDelivery" WHERE shop = $1 AND outcome = 'invalid'`, [A]);
