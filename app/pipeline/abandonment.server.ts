@@ -102,7 +102,7 @@ export async function fireDueTimers(workerId: string, policy: PipelinePolicy): P
             [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, backoffMs(timer.attempts, policy)],
           );
           // A reminder given up on is counted with the checkouts that could not be used.
-          if (giveUp && released.length) await bumpCounters([{ shop: timer.shop, kind: "checkout", unusable: 1 }], tx);
+          if (giveUp && released.length) await bumpCounters([{ shop: timer.shop, kind: REMINDER_KIND, unusable: 1 }], tx);
         })
         .catch((e) => logger().error({ err: messageOf(e) }, "could not release an abandonment timer; its lease will expire"));
     }
@@ -117,6 +117,9 @@ interface DueTimer {
   snapshot: unknown;
   attempts: number;
 }
+
+/** The counter bucket of a reminder: its call, and the reminder when it cannot be made. */
+const REMINDER_KIND = "checkout";
 
 /** A stored snapshot that no longer maps to a call: retrying cannot help. */
 class UnmappableTimer extends Error {
@@ -146,9 +149,10 @@ async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
     } catch (error) {
       throw new UnmappableTimer(`snapshot cannot be mapped: ${messageOf(error)}`);
     }
-    await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, 'checkout', $3::jsonb)`, [
+    await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, $3, $4::jsonb)`, [
       timer.shop,
       `checkout:${timer.checkoutToken}`,
+      REMINDER_KIND,
       JSON.stringify(call),
     ]);
     await tx.query(

@@ -111,7 +111,7 @@ async function replaySlice(shop: string, ids: string[]): Promise<ReplayResult> {
     // A person deleted since (customers/delete): nothing older of that object may bring them back.
     const deleted = new Map<string, bigint>();
     for (const l of later) {
-      const key = `${l.objectKey}\u0000${kindOf(l)}`;
+      const key = `${l.objectKey}\u0000${callKindOfRow(l)}`;
       const id = BigInt(l.id);
       if (id > (newest.get(key) ?? -1n)) newest.set(key, id);
       if (l.op === "person.delete" && id > (deleted.get(l.objectKey) ?? -1n)) deleted.set(l.objectKey, id);
@@ -120,7 +120,7 @@ async function replaySlice(shop: string, ids: string[]): Promise<ReplayResult> {
     const superseded: string[] = [];
     for (const d of dead) {
       const overtaken =
-        (newest.get(`${d.objectKey}\u0000${kindOf(d)}`) ?? -1n) > BigInt(d.id) || (deleted.get(d.objectKey) ?? -1n) > BigInt(d.id);
+        (newest.get(`${d.objectKey}\u0000${callKindOfRow(d)}`) ?? -1n) > BigInt(d.id) || (deleted.get(d.objectKey) ?? -1n) > BigInt(d.id);
       (overtaken ? superseded : replay).push(d.id);
     }
     // Rows locked above: by primary key alone.
@@ -153,4 +153,4 @@ interface KindRow {
   action: string | null;
   eventName: string | null;
 }
-const kindOf = (r: KindRow) => callKind({ op: r.op, type: r.type, action: r.action, body: { eventName: r.eventName } } as unknown as ServiceCall);
+const callKindOfRow = (r: KindRow) => callKind({ op: r.op, type: r.type, action: r.action, body: { eventName: r.eventName } } as unknown as ServiceCall);

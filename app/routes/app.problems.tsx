@@ -1,7 +1,19 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import type { ReactNode } from "react";
 import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
-import { Badge, BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
+import {
+  Badge,
+  BlockStack,
+  Box,
+  Button,
+  Card,
+  IndexTable,
+  InlineStack,
+  Layout,
+  Page,
+  Text,
+  type IndexTableProps,
+} from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listRetrying, listUnprocessed } from "~/admin/problems.server";
@@ -76,6 +88,17 @@ function FailureCells({
   );
 }
 
+/** Headings: Object, the columns of FailureCells (What, Customer, Attempts), then `after`: the message column and any after it. */
+function failureHeadings(...after: IndexTableProps["headings"][number][]): IndexTableProps["headings"] {
+  return [
+    { title: "Object" },
+    { title: "What" },
+    { title: "Customer" },
+    { title: "Attempts", alignment: "end" },
+    ...after,
+  ];
+}
+
 /** A titled card around a table: heading (and a count badge), a line of explanation, then the table. */
 function TableCard({
   title,
@@ -132,13 +155,7 @@ export default function Problems() {
               resourceName={{ singular: "failure", plural: "failures" }}
               itemCount={retrying.reduce((n, g) => n + g.problems.length, 0)}
               selectable={false}
-              headings={[
-                { title: "Object" },
-                { title: "What" },
-                { title: "Customer" },
-                { title: "Attempts", alignment: "end" },
-                { title: "Last error" },
-              ]}
+              headings={failureHeadings({ title: "Last error" })}
             >
               {retrying
                 .flatMap((g) => g.problems)
@@ -188,14 +205,7 @@ export default function Problems() {
                   resourceName={{ singular: "problem", plural: "problems" }}
                   itemCount={g.problems.length}
                   selectable={false}
-                  headings={[
-                    { title: "Object" },
-                    { title: "What" },
-                    { title: "Customer" },
-                    { title: "Attempts", alignment: "end" },
-                    { title: "Service message" },
-                    { title: "" },
-                  ]}
+                  headings={failureHeadings({ title: "Service message" }, { title: "" })}
                 >
                   {g.problems.map((p, i) => (
                     <IndexTable.Row id={p.id} key={p.id} position={i}>
