@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Server } from "node:http";
 import { answerUnexpectedError } from "../webhooks/errors.server";
+import { receiveNodeWebhook } from "../webhooks/ingest.server";
 
 export interface RunningHttpServer {
   server: Server;
@@ -13,9 +14,9 @@ export interface RunningHttpServer {
 }
 
 /**
- * The Remix app behind Express: static assets from the client build, everything else (webhooks
- * included: app/routes/webhooks.tsx) to Remix. A webhook path in front of Remix was measured
- * (bench/README.md) and did not earn a second copy of the route's logic.
+ * The Remix app behind Express: static assets from the client build, webhook deliveries to the
+ * same handler as the Remix route (app/webhooks/ingest.server.ts) without a Fetch Request, and
+ * everything else to Remix.
  */
 export async function startHttpServer(options: {
   build: ServerBuild;
@@ -28,6 +29,8 @@ export async function startHttpServer(options: {
   app.disable("x-powered-by");
   app.use("/assets", express.static(path.join(options.clientDir, "assets"), { immutable: true, maxAge: "1y" }));
   app.use(express.static(options.clientDir, { maxAge: "1h" }));
+  // POST only: anything else reaches the Remix route, which answers 405.
+  app.post("/webhooks", receiveNodeWebhook);
   app.all("*", createRequestHandler({ build: options.build, mode: "production" }));
   app.use(answerUnexpectedError);
 

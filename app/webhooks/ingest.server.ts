@@ -1,26 +1,60 @@
 import { logger } from "../logger.server";
 import { recordDelivery } from "../pipeline/ingest.server";
 import { topicInfo } from "../topics";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import {
+  fetchWebhookRequest,
+  nodeWebhookRequest,
   verifyWebhook,
   WebhookRejection,
   type HeaderSource,
   type VerifiedDelivery,
+  type WebhookRequest,
 } from "./receive.server";
 
+/** What to answer Shopify: a status, a short reason, and whether to close the connection. */
+interface WebhookAnswer {
+  status: number;
+  body: string | null;
+  /** A body left unread (413) would hold the keep-alive connection. */
+  close: boolean;
+}
+
 /**
- * Authenticates a delivery, records it with the work it implies, and acknowledges it. No call to
- * the marketing service happens here: the worker does that. The Remix route's entry.
+ * Authenticates a delivery, records it with the work it implies, and says what to answer. No
+ * call to the marketing service happens here: the worker does that.
  */
-export async function receiveWebhook(request: Request): Promise<Response> {
+async function answerWebhook(request: WebhookRequest): Promise<WebhookAnswer> {
   try {
     await acknowledge(await verifyWebhook(request));
-    return new Response(null, { status: 200 });
+    return { status: 200, body: null, close: false };
   } catch (error) {
     const { status, body } = answerFor(error, request.headers);
-    // A body left unread would hold the keep-alive connection: close it after answering.
-    return new Response(body, { status, headers: status === 413 ? { connection: "close" } : undefined });
+    return { status, body, close: status === 413 };
   }
+}
+
+/** The Remix route's entry (app/routes/webhooks.tsx): where no Express server is in front (the dev server). */
+export async function receiveWebhook(request: Request): Promise<Response> {
+  const answer = await answerWebhook(fetchWebhookRequest(request));
+  return new Response(answer.body, { status: answer.status, headers: answer.close ? { connection: "close" } : undefined });
+}
+
+/**
+ * The production server's entry (app/server/http.server.ts), in front of Remix. A Fetch Request
+ * costs more than its CPU: each holds AbortSignals behind WeakRefs that survive young-generation
+ * collections, so every acknowledgement left old-generation garbage and longer pauses (measured
+ * in bench/README.md, "tenth session").
+ */
+export function receiveNodeWebhook(req: IncomingMessage, res: ServerResponse, next: (error: unknown) => void): void {
+  answerWebhook(nodeWebhookRequest(req)).then((answer) => {
+    res.writeHead(answer.status, {
+      "content-type": "text/plain; charset=utf-8",
+      "content-length": Buffer.byteLength(answer.body ?? ""),
+      ...(answer.close ? { connection: "close" } : {}),
+    });
+    res.end(answer.body ?? undefined);
+  }, next);
 }
 
 async function acknowledge(delivery: VerifiedDelivery): Promise<void> {

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { readBodyLimited } from "../server/body.server";
+import type { IncomingMessage } from "node:http";
+import { readBodyLimited, readNodeBodyLimited } from "../server/body.server";
 import { config } from "../config.server";
 import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
 
@@ -45,14 +46,38 @@ export interface HeaderSource {
   get(name: string): string | null;
 }
 
+/** One request as both transports give it: the Remix route's Fetch Request, or Node's (Express). */
+export interface WebhookRequest {
+  method: string;
+  headers: HeaderSource;
+  /** The body up to `limit` bytes, or null past it. */
+  readBody(limit: number): Promise<Buffer | null>;
+}
+
+export const fetchWebhookRequest = (request: Request): WebhookRequest => ({
+  method: request.method,
+  headers: request.headers,
+  readBody: (limit) => readBodyLimited(request, limit),
+});
+
+export const nodeWebhookRequest = (req: IncomingMessage): WebhookRequest => ({
+  method: req.method ?? "",
+  // Node joins a repeated header with ", " as Fetch's Headers do.
+  headers: { get: (name) => nodeHeader(req.headers[name]) },
+  readBody: (limit) => readNodeBodyLimited(req, limit),
+});
+
+const nodeHeader = (value: string | string[] | undefined): string | null =>
+  value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+
 /**
- * Reads and authenticates one webhook delivery from a Fetch Request (the Remix route). Throws a
- * WebhookRejection for anything that is not a genuine, well-formed delivery.
+ * Reads and authenticates one webhook delivery. Throws a WebhookRejection for anything that is
+ * not a genuine, well-formed delivery.
  */
-export async function verifyWebhook(request: Request): Promise<VerifiedDelivery> {
+export async function verifyWebhook(request: WebhookRequest): Promise<VerifiedDelivery> {
   if (request.method !== "POST") throw new WebhookRejection(405, "Method not allowed");
   checkHeaders(request.headers);
-  const body = await readBodyLimited(request, MAX_WEBHOOK_BYTES);
+  const body = await request.readBody(MAX_WEBHOOK_BYTES);
   if (!body) throw new WebhookRejection(413, "Payload too large");
   return verifyDelivery(request.headers, body);
 }

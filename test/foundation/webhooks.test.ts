@@ -1,98 +1,129 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../support/app";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRemixOnlyServer, startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";
 import { fixture, sendWebhook } from "../support/webhooks";
 
 const shop = "hmac-test.myshopify.com";
 
-// One path for /webhooks: the Remix route, in production (`npm run serve`) as under the Shopify
-// CLI's dev server.
+// Two ways in, one behaviour: the production server answers POST /webhooks in front of Remix
+// (app/server/http.server.ts); a server that hosts only the Remix build (the Shopify CLI's dev
+// server) reaches the Remix route. Both hand the request to app/webhooks/ingest.server.ts.
+const TRANSPORTS = ["production server", "Remix route alone"] as const;
+
 describeEachDatabase("webhook endpoint", (database) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ database });
-    // Deliveries are accepted only for installed shops.
-    await app.db.prisma.shop.createMany({ data: [shop, "big.myshopify.com", "recorded.myshopify.com"].map((domain) => ({ domain })) });
-  });
-  afterAll(() => app.close());
-
-  it("answers 200 to a delivery signed with the app secret", async () => {
-    const res = await sendWebhook(app.url, { topic: "customers/create", shop, body: fixture("customers/create") });
-    expect(res.status).toBe(200);
-  });
-
-  it("answers 401 to a delivery signed with another secret", async () => {
-    const res = await sendWebhook(app.url, {
-      topic: "customers/create",
-      shop,
-      body: fixture("customers/create"),
-      secret: "not-the-app-secret",
+  describe.each(TRANSPORTS)("%s", (via) => {
+    let app: TestApp;
+    let remixOnly: Awaited<ReturnType<typeof startRemixOnlyServer>> | undefined;
+    beforeAll(async () => {
+      app = await startTestApp({ database });
+      if (via === "Remix route alone") {
+        remixOnly = await startRemixOnlyServer();
+        app = { ...app, url: remixOnly.url };
+      }
+      // Deliveries are accepted only for installed shops.
+      await app.db.prisma.shop.createMany({ data: [shop, "big.myshopify.com", "recorded.myshopify.com"].map((domain) => ({ domain })) });
     });
-    expect(res.status).toBe(401);
-  });
+    afterAll(async () => {
+      await remixOnly?.close();
+      await app.close();
+    });
 
-  it("answers 401 when the body was changed after signing", async () => {
-    const body = fixture("orders/create");
-    const { webhookHeaders } = await import("../support/webhooks");
-    const headers = webhookHeaders({ topic: "orders/create", shop, body });
-    const res = await fetch(`${app.url}/webhooks`, { method: "POST", headers, body: body.replace("USD", "EUR") });
-    expect(res.status).toBe(401);
-  });
+    it("answers 200 to a delivery signed with the app secret", async () => {
+      const res = await sendWebhook(app.url, { topic: "customers/create", shop, body: fixture("customers/create") });
+      expect(res.status).toBe(200);
+    });
 
-  it.each(["x-shopify-topic", "x-shopify-hmac-sha256", "x-shopify-shop-domain", "x-shopify-webhook-id"])(
-    "answers 400 when %s is missing",
-    async (name) => {
+    it("answers 401 to a delivery signed with another secret", async () => {
       const res = await sendWebhook(app.url, {
         topic: "customers/create",
         shop,
         body: fixture("customers/create"),
-        headers: { [name]: undefined },
+        secret: "not-the-app-secret",
       });
-      expect(res.status).toBe(400);
-      expect(await res.text()).toContain(name);
-    }
-  );
-
-  it("answers 405 to a GET", async () => {
-    const res = await fetch(`${app.url}/webhooks`);
-    expect(res.status).toBe(405);
-  });
-
-  it("answers 413 to a body over 2 MiB and records nothing", async () => {
-    const huge = JSON.stringify({ id: 1, note: "x".repeat(3 * 1024 * 1024) });
-    const res = await sendWebhook(app.url, { topic: "orders/create", shop: "big.myshopify.com", body: huge });
-    expect(res.status).toBe(413);
-    expect(await app.db.prisma.webhookDelivery.count({ where: { shop: "big.myshopify.com" } })).toBe(0);
-  });
-
-  it("records a good delivery before answering", async () => {
-    const res = await sendWebhook(app.url, {
-      topic: "orders/create",
-      shop: "recorded.myshopify.com",
-      body: fixture("orders/create"),
-      eventId: "e-1",
+      expect(res.status).toBe(401);
     });
-    expect(res.status).toBe(200);
-    const [row] = await app.db.prisma.webhookDelivery.findMany({ where: { shop: "recorded.myshopify.com" } });
-    expect(row).toMatchObject({ topic: "orders/create", eventId: "e-1", status: "queued" });
-    expect(row.rawBody).toBe(fixture("orders/create"));
-  });
 
-  it("stores bodies and headers exactly, whatever quotes, backslashes and SQL they hold, and counts a repeat once", async () => {
-    const hostile = [
-      String.raw`{"note":"it's","q":"''","b":"\\","bq":"\\'","sql":"'); DELETE FROM \"Shop\"; --"}`,
-      String.raw`{"dollar":"$1 $$ $q$","e":"E'\\x41'","emoji":"Zoë 美咲 🎉","nl":"a\\nb"}`,
-    ];
-    for (const [i, body] of hostile.entries()) {
-      JSON.parse(body);
-      const eventId = `it's-${i}\\`;
-      expect((await sendWebhook(app.url, { topic: "customers/update", shop: "recorded.myshopify.com", body, eventId })).status).toBe(200);
-      expect((await sendWebhook(app.url, { topic: "customers/update", shop: "recorded.myshopify.com", body, eventId })).status).toBe(200);
-      const rows = await app.db.prisma.webhookDelivery.findMany({ where: { shop: "recorded.myshopify.com", eventId } });
-      expect(rows.map((r) => r.rawBody)).toEqual([body]);
-    }
-    expect(await app.db.prisma.shop.count({ where: { domain: "recorded.myshopify.com" } })).toBe(1);
-    const counter = await app.db.prisma.syncCounter.findUniqueOrThrow({ where: { shop_kind: { shop: "recorded.myshopify.com", kind: "customer" } } });
-    expect(counter).toMatchObject({ received: 2, duplicates: 2 });
+    it("answers 401 when the body was changed after signing", async () => {
+      const body = fixture("orders/create");
+      const { webhookHeaders } = await import("../support/webhooks");
+      const headers = webhookHeaders({ topic: "orders/create", shop, body });
+      const res = await fetch(`${app.url}/webhooks`, { method: "POST", headers, body: body.replace("USD", "EUR") });
+      expect(res.status).toBe(401);
+    });
+
+    it.each(["x-shopify-topic", "x-shopify-hmac-sha256", "x-shopify-shop-domain", "x-shopify-webhook-id"])(
+      "answers 400 when %s is missing",
+      async (name) => {
+        const res = await sendWebhook(app.url, {
+          topic: "customers/create",
+          shop,
+          body: fixture("customers/create"),
+          headers: { [name]: undefined },
+        });
+        expect(res.status).toBe(400);
+        expect(await res.text()).toContain(name);
+      }
+    );
+
+    it("answers 405 to a GET", async () => {
+      const res = await fetch(`${app.url}/webhooks`);
+      expect(res.status).toBe(405);
+    });
+
+    it("answers 413 to a body over 2 MiB and records nothing", async () => {
+      const huge = JSON.stringify({ id: 1, note: "x".repeat(3 * 1024 * 1024) });
+      const res = await sendWebhook(app.url, { topic: "orders/create", shop: "big.myshopify.com", body: huge });
+      expect(res.status).toBe(413);
+      expect(await app.db.prisma.webhookDelivery.count({ where: { shop: "big.myshopify.com" } })).toBe(0);
+    });
+
+    it("answers 413 to a body streamed past 2 MiB with no declared length, and records nothing", async () => {
+      const huge = JSON.stringify({ id: 2, note: "y".repeat(3 * 1024 * 1024) });
+      const { webhookHeaders } = await import("../support/webhooks");
+      const headers = webhookHeaders({ topic: "orders/create", shop: "big.myshopify.com", body: huge });
+      const bytes = new TextEncoder().encode(huge);
+      // Chunked: the limit is found while reading, not from content-length.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024) controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+          controller.close();
+        },
+      });
+      const res = await fetch(`${app.url}/webhooks`, { method: "POST", headers, body, duplex: "half" } as RequestInit);
+      expect(res.status).toBe(413);
+      expect(await res.text()).toBe("Payload too large");
+      expect(await app.db.prisma.webhookDelivery.count({ where: { shop: "big.myshopify.com" } })).toBe(0);
+    });
+
+    it("records a good delivery before answering", async () => {
+      const res = await sendWebhook(app.url, {
+        topic: "orders/create",
+        shop: "recorded.myshopify.com",
+        body: fixture("orders/create"),
+        eventId: "e-1",
+      });
+      expect(res.status).toBe(200);
+      const [row] = await app.db.prisma.webhookDelivery.findMany({ where: { shop: "recorded.myshopify.com" } });
+      expect(row).toMatchObject({ topic: "orders/create", eventId: "e-1", status: "queued" });
+      expect(row.rawBody).toBe(fixture("orders/create"));
+    });
+
+    it("stores bodies and headers exactly, whatever quotes, backslashes and SQL they hold, and counts a repeat once", async () => {
+      const hostile = [
+        String.raw`{"note":"it's","q":"''","b":"\\","bq":"\\'","sql":"'); DELETE FROM \"Shop\"; --"}`,
+        String.raw`{"dollar":"$1 $$ $q$","e":"E'\\x41'","emoji":"Zoë 美咲 🎉","nl":"a\\nb"}`,
+      ];
+      for (const [i, body] of hostile.entries()) {
+        JSON.parse(body);
+        const eventId = `it's-${i}\\`;
+        expect((await sendWebhook(app.url, { topic: "customers/update", shop: "recorded.myshopify.com", body, eventId })).status).toBe(200);
+        expect((await sendWebhook(app.url, { topic: "customers/update", shop: "recorded.myshopify.com", body, eventId })).status).toBe(200);
+        const rows = await app.db.prisma.webhookDelivery.findMany({ where: { shop: "recorded.myshopify.com", eventId } });
+        expect(rows.map((r) => r.rawBody)).toEqual([body]);
+      }
+      expect(await app.db.prisma.shop.count({ where: { domain: "recorded.myshopify.com" } })).toBe(1);
+      const counter = await app.db.prisma.syncCounter.findUniqueOrThrow({ where: { shop_kind: { shop: "recorded.myshopify.com", kind: "customer" } } });
+      expect(counter).toMatchObject({ received: 2, duplicates: 2 });
+    });
   });
 });

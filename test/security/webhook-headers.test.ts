@@ -13,7 +13,7 @@ const attacker = "attacker.myshopify.com";
 const gone = "gone.myshopify.com";
 
 describe("webhook headers are not trusted", () => {
-  const via = "Remix route";
+  const via = "production server";
   let app: TestApp;
   const stored = () => app.db.prisma.webhookDelivery.count();
 

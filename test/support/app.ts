@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type * as Runtime from "~/server/runtime.server";
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from "./database";
@@ -61,5 +63,24 @@ export async function startTestApp(
       app.installDatabase(undefined);
       await db.destroy();
     },
+  };
+}
+
+/**
+ * The same built app's Remix handler alone, with no Express route in front: how a server that
+ * hosts only the Remix build (the Shopify CLI's dev server) reaches /webhooks, through
+ * app/routes/webhooks.tsx. Uses the database of a running startTestApp().
+ */
+export async function startRemixOnlyServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const app = await builtApp();
+  const { createRequestHandler } = await import("@remix-run/express");
+  const { default: express } = await import("express");
+  const server = express()
+    .all("*", createRequestHandler({ build: app.serverBuild, mode: "production" }))
+    .listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }
