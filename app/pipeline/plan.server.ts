@@ -333,13 +333,15 @@ async function saveObjects(tx: SqlQueryable, objects: Map<string, ObjectMemory>,
 
 async function finishDeliveries(tx: SqlQueryable, finished: Finished[]): Promise<void> {
   if (!finished.length) return;
-  const rows = finished.map((f) => ({ id: f.delivery.id, outcome: f.outcome, detail: f.detail, objectKey: f.objectKey }));
   await tx.query(
+    // unnest() of arrays, not jsonb_to_recordset(): the planner knows it is a handful of rows and
+    // probes the primary key. Estimating 100, it hash-joined a scan of the whole table, done rows
+    // kept for retention included: 1–2 ms per planned batch with 3,400 rows, growing with the table.
     `UPDATE "WebhookDelivery" d SET status = '${DELIVERY_STATUS.done}', outcome = r.outcome, "outcomeDetail" = r.detail,
        "objectKey" = r."objectKey", "finishedAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL
-     FROM jsonb_to_recordset($1::jsonb) AS r(id text, outcome text, detail text, "objectKey" text)
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS r(id, outcome, detail, "objectKey")
      WHERE d.id = r.id`,
-    [JSON.stringify(rows)],
+    [finished.map((f) => f.delivery.id), finished.map((f) => f.outcome), finished.map((f) => f.detail), finished.map((f) => f.objectKey)],
   );
 }
 
