@@ -156,7 +156,6 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
       );
     }
     const objects = await loadObjects(tx, keys);
-    const connected = await connectedShops(tx, [...new Set(mine.map((p) => p.delivery.shop))]);
     const touched = new Set<string>();
     const calls: QueuedCall[] = [];
     const abandonments: { shop: string; instruction: AbandonmentInstruction; source: string }[] = [];
@@ -190,9 +189,11 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
         continue;
       }
 
-      if (!connected.has(delivery.shop)) {
+      if (!shop.connected) {
         // Nothing piles up for a shop that never connected (a late connection would otherwise
-        // fire months-old reminders): its first connection imports the history instead.
+        // fire months-old reminders): its first connection imports the history instead. Read
+        // with the shop's context before the transaction: a connection made meanwhile imports
+        // this too, and a disconnection is seen again when the calls are delivered.
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.ignored, detail: NOT_CONNECTED, objectKey: p.objectKey });
         continue;
       }
@@ -276,16 +277,6 @@ async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unkn
 }
 
 const NOT_CONNECTED = "shop not connected to the marketing service: its first connection imports the history instead";
-
-/** Shops that have connected (a paused shop has: its calls wait for the reconnection). */
-async function connectedShops(tx: SqlQueryable, shops: string[]): Promise<Set<string>> {
-  if (!shops.length) return new Set();
-  const rows = await tx.query<{ domain: string }>(
-    `SELECT domain FROM "Shop" WHERE domain = ANY($1::text[]) AND "serviceKeyEnc" IS NOT NULL`,
-    [shops],
-  );
-  return new Set(rows.map((r) => r.domain));
-}
 
 async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string, ObjectMemory>> {
   const objects = new Map<string, ObjectMemory>();

@@ -174,6 +174,8 @@ export interface ShopContext {
   settings: ShopSettings;
   storefrontUrl: string;
   currency?: string;
+  /** Has connected to the service (a paused shop has: its calls wait for the reconnection). */
+  connected: boolean;
 }
 
 export async function shopContext(domain: string): Promise<ShopContext> {
@@ -183,6 +185,7 @@ export async function shopContext(domain: string): Promise<ShopContext> {
     settings: parseSettings(shop?.settings ?? {}),
     storefrontUrl: shop?.storefrontUrl ?? `https://${domain}`,
     currency: shop?.currency ?? undefined,
+    connected: Boolean(shop?.serviceKeyEnc),
   };
 }
 
