@@ -184,24 +184,23 @@ export function createMarketingClient(options: MarketingClientOptions) {
     // about a third of the CPU per call (bench/http-client.ts). Redirects are not followed, so
     // the key never travels to another host.
     let res: Dispatcher.ResponseData;
-    let text: string;
-    // A deadline cleared when the call ends. AbortSignal.timeout()'s timer and WeakRef outlive the
-    // call (until it fires, or a full collection): thousands of them a second while delivering.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
       res = await sendHttp(url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: deadline.signal,
+        signal,
         dispatcher: options.dispatcher,
       });
-      text = await readBody(res.body, deadline.signal);
     } catch (e) {
       throw transportError(e, method, logPath);
-    } finally {
-      clearTimeout(timer);
+    }
+    let text: string;
+    try {
+      text = await readBody(res.body, signal);
+    } catch (e) {
+      throw transportError(e, method, logPath);
     }
     const status = res.statusCode;
     const header = (name: string) => {
