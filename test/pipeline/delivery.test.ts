@@ -234,4 +234,38 @@ describe.skipIf(!TEST_DATABASE_URL)("delivery pipeline with several workers [pos
     const workersUsed = new Set((await h.app.db.prisma.webhookDelivery.findMany({ where: { shop } })).map((d) => d.lockedBy));
     expect(workersUsed.size).toBeGreaterThanOrEqual(1);
   }, 90_000);
+
+  const upserts = (email: string) =>
+    h.emulator.requests.filter((r) => r.path === "/api/people" && r.method === "POST" && (r.body as { email?: string }).email === email);
+
+  it("workers planning versions of the same customers at once leave each with its newest version, sent last", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    const ids = ["8101", "8102", "8103", "8104"];
+    const versions = 16;
+    const bodies = ids.flatMap((id) =>
+      Array.from({ length: versions }, (_, v) =>
+        customerBody({ id, firstName: `v${v}`, updatedAt: new Date(Date.UTC(2026, 2, 1, 12, v)).toISOString() }),
+      ),
+    );
+    // Shuffled, so workers holding neighbouring deliveries plan older and newer versions at once.
+    bodies.sort(() => Math.random() - 0.5);
+    for (const body of bodies) expect((await h.send({ topic: "customers/update", shop, body })).status).toBe(200);
+    h.startWorkers(4, { pollMs: 1, planBatchSize: 1, batchSize: 4 });
+    await h.settle(60_000);
+
+    const newest = `v${versions - 1}`;
+    for (const id of ids) {
+      const email = `customer${id}@example.com`;
+      expect(h.emulator.person(email)?.customFields.firstName).toBe(newest);
+      const sent = upserts(email).map((r) => (r.body as { customFields: { firstName: string } }).customFields.firstName);
+      expect(sent.at(-1)).toBe(newest);
+      // Each version is sent at most once, and never after a newer one.
+      expect(sent).toEqual([...new Set(sent)].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
+    }
+    const states = await h.app.db.prisma.objectState.findMany({ where: { shop } });
+    expect(states.map((o) => o.lastUpdatedAt?.toISOString()).sort()).toEqual(
+      ids.map(() => new Date(Date.UTC(2026, 2, 1, 12, versions - 1)).toISOString()),
+    );
+  }, 90_000);
 });
