@@ -74,6 +74,43 @@ describeEachDatabase("queue-table upkeep", (database) => {
     expect(result?.analyzed).toEqual([]);
   });
 
+  // PGlite's Postgres runs in single-user mode, where nothing checkpoints: without upkeep's own
+  // CHECKPOINT every byte of WAL since the app started stays on disk and is replayed after a crash.
+  it.runIf(database === "pglite")("checkpoints PGlite once enough WAL was written, so the old WAL is dropped, not kept and replayed", async () => {
+    const walSince = async () => {
+      const [row] = await app.db.sql.query<{ since: string; redo: string }>(
+        `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::bigint::text AS since, pg_walfile_name(redo_lsn) AS redo
+           FROM pg_control_checkpoint()`,
+      );
+      return { since: Number(row.since), redoSegment: row.redo };
+    };
+    const policy = { ...UPKEEP_POLICY, pgliteCheckpointWalBytes: 8 * 1024 * 1024 };
+    // Well past the threshold, across several WAL segments (as weeks of webhooks would be).
+    for (let i = 0; i < 3; i++) {
+      await app.db.sql.exec(
+        `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", status)
+           SELECT 'wal-${i}-' || g, 'wal.myshopify.com', 'orders/create', 'w${i}-' || g, 'e${i}-' || g,
+                  (SELECT string_agg(md5(g::text || x), '') FROM generate_series(1, 100) x), 'done'
+             FROM generate_series(1, 1000) g`,
+      );
+      await app.db.sql.exec(`SELECT pg_switch_wal()`);
+    }
+    const before = await walSince();
+    expect(before.since).toBeGreaterThan(2 * 16 * 1024 * 1024);
+
+    const result = await upkeepQueueTables(policy);
+    expect(result?.checkpoint?.walBytes).toBeGreaterThanOrEqual(before.since);
+    const after = await walSince();
+    expect(after.since).toBeLessThan(policy.pgliteCheckpointWalBytes);
+    // Every segment before the checkpoint's redo point is gone (removed or recycled under a later name).
+    const segments = await app.db.sql.query<{ name: string }>(`SELECT name FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'`);
+    expect(segments.filter((s) => s.name < after.redoSegment)).toEqual([]);
+
+    // Under the threshold, no checkpoint: each one writes out every dirty buffer on the app's thread.
+    expect((await upkeepQueueTables(policy))?.checkpoint).toBeUndefined();
+    await app.db.sql.exec(`DELETE FROM "WebhookDelivery" WHERE shop = 'wal.myshopify.com'`);
+  });
+
   it.runIf(database === "postgres")("one worker vacuums at a time: the others skip instead of waiting", async () => {
     await churn(3_000);
     const holder = new pg.Client({ connectionString: app.db.url });
