@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRemixOnlyServer, startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";
+import { readBodyLimited } from "~/server/body.server";
 import { fixture, sendWebhook } from "../support/webhooks";
 
 const shop = "hmac-test.myshopify.com";
@@ -125,5 +126,45 @@ describeEachDatabase("webhook endpoint", (database) => {
       const counter = await app.db.prisma.syncCounter.findUniqueOrThrow({ where: { shop_kind: { shop: "recorded.myshopify.com", kind: "customer" } } });
       expect(counter).toMatchObject({ received: 2, duplicates: 2 });
     });
+  });
+});
+
+// What lets the 413 go out on the connection instead of a reset: the body is neither cancelled
+// nor left locked (the server may still drain or discard it).
+describe("request bodies read up to a limit", () => {
+  const streamOf = (chunks: number, size: number) => {
+    const seen = { pulled: 0, cancelled: false };
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (seen.pulled++ >= chunks) controller.close();
+        else controller.enqueue(new Uint8Array(size));
+      },
+      cancel() {
+        seen.cancelled = true;
+      },
+    }, { highWaterMark: 0 }); // nothing pulled until someone reads
+    return { stream, seen };
+  };
+  const requestWith = (stream: ReadableStream<Uint8Array>, declared?: number) =>
+    ({ headers: new Headers(declared === undefined ? {} : { "content-length": String(declared) }), body: stream }) as unknown as Request;
+
+  it("refuses a body declared too long without opening it", async () => {
+    const { stream, seen } = streamOf(4, 1024);
+    expect(await readBodyLimited(requestWith(stream, 10_000), 4096)).toBeNull();
+    expect(stream.locked).toBe(false);
+    expect(seen.pulled).toBe(0);
+  });
+
+  it("stops reading a streamed body at the limit, and leaves it uncancelled and unlocked", async () => {
+    const { stream, seen } = streamOf(100, 1024);
+    expect(await readBodyLimited(requestWith(stream), 4096)).toBeNull();
+    expect(stream.locked).toBe(false);
+    expect(seen.cancelled).toBe(false);
+    expect(seen.pulled).toBeLessThan(10);
+  });
+
+  it("returns a body within the limit whole", async () => {
+    const { stream } = streamOf(3, 1024);
+    expect((await readBodyLimited(requestWith(stream), 4096))?.byteLength).toBe(3072);
   });
 });
