@@ -5,6 +5,11 @@ import { config, ConfigError } from "../config.server";
 
 async function main() {
   const cfg = config();
+  if (!cfg.runWorkerInProcess && cfg.database.kind === "pglite") {
+    // No other process can open an embedded database: nothing would ever deliver what this one records.
+    console.error("RUN_WORKER_IN_PROCESS=false needs DATABASE_URL: with embedded PGlite the sync worker can only run inside the app.");
+    process.exit(1);
+  }
   // Loaded after the configuration is known good: the Remix modules read it as they load.
   const { CLIENT_DIR, checkStoredSecrets, database, logger, serverBuild, startHttpServer, startWorker } = await import(
     "../server/runtime.server"

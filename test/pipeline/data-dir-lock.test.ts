@@ -45,6 +45,18 @@ function run(command: string, args: string[], extraEnv: Record<string, string>, 
 }
 
 describe("PGlite data directory lock", () => {
+  it("refuses to serve embedded PGlite with the worker off: no other process could deliver what it records", { timeout: 120_000 }, async () => {
+    const error = await spawnApp({ env: { ...env, PGLITE_DATA_DIR: path.join(dataDir, "no-worker"), RUN_WORKER_IN_PROCESS: "false" } }).then(
+      (app) => {
+        running.push(app);
+        return undefined;
+      },
+      (e: Error) => e,
+    );
+    expect(error?.message).toMatch(/exited before listening \(code 1/);
+    expect(error?.message).toContain("RUN_WORKER_IN_PROCESS=false needs DATABASE_URL");
+  });
+
   it("refuses a second server on the same directory, naming the first (pid, host, start time)", { timeout: 240_000 }, async () => {
     const first = await start();
     expect(lockHolder()).toMatchObject({ pid: first.child.pid, host: hostname() });
