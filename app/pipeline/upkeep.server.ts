@@ -36,8 +36,19 @@ const TABLES = [
  * after 30,000 orders with max_wal_size at 64 MB, all of it kept on disk and replayed after a
  * crash. So upkeep checkpoints once this much WAL was written since the last checkpoint: a
  * checkpoint writes at most shared_buffers (16 MB) and took 27 ms; recovery replays at most this.
+ *
+ * Nor does anything there guard against transaction-id wraparound (autovacuum's job): relations
+ * that are only read (the catalogs, shops, sessions) keep their oldest transaction ids, and past
+ * 2^31 transactions (every acknowledgement is one) their rows would look as if written in the
+ * future, and vanish. So upkeep freezes any relation older than pgliteFreezeAfterXids, half of
+ * autovacuum's default trigger (200M); freezing the 135 relations of a fresh database took 131 ms.
  */
-export const UPKEEP_POLICY = { minDeadRows: 5_000, deadShareOfLive: 0.02, pgliteCheckpointWalBytes: 64 * 1024 * 1024 };
+export const UPKEEP_POLICY = {
+  minDeadRows: 5_000,
+  deadShareOfLive: 0.02,
+  pgliteCheckpointWalBytes: 64 * 1024 * 1024,
+  pgliteFreezeAfterXids: 100_000_000,
+};
 
 /** Any number of workers may check; one at a time vacuums (others skip, they do not wait). */
 export const UPKEEP_LOCK_KEY = 72707370;
@@ -49,6 +60,8 @@ export interface UpkeepResult {
   analyzed: string[];
   /** PGlite: the checkpoint taken, with the WAL written since the one before. */
   checkpoint?: { walBytes: number; ms: number };
+  /** PGlite: relations frozen because their oldest transaction id had grown old. */
+  frozen?: { relations: number; ms: number };
 }
 
 /**
@@ -82,10 +95,13 @@ export async function upkeepQueueTables(policy: typeof UPKEEP_POLICY = UPKEEP_PO
         analyzed.push(table);
       }
     }
-    const checkpoint = database().kind === "pglite" ? await checkpointPglite(policy.pgliteCheckpointWalBytes) : undefined;
+    const pglite = database().kind === "pglite";
+    const frozen = pglite ? await freezeOldRelations(policy.pgliteFreezeAfterXids) : undefined;
+    const checkpoint = pglite ? await checkpointPglite(policy.pgliteCheckpointWalBytes) : undefined;
     if (vacuumed.length || analyzed.length) logger().debug({ vacuumed, analyzed }, "queue tables vacuumed");
+    if (frozen) logger().info(frozen, "embedded database: old relations frozen (transaction-id wraparound)");
     if (checkpoint) logger().info(checkpoint, "embedded database checkpointed");
-    return { vacuumed, analyzed, ...(checkpoint ? { checkpoint } : {}) };
+    return { vacuumed, analyzed, ...(frozen ? { frozen } : {}), ...(checkpoint ? { checkpoint } : {}) };
   });
 }
 
@@ -99,4 +115,20 @@ async function checkpointPglite(afterWalBytes: number): Promise<UpkeepResult["ch
   const started = performance.now();
   await sql.exec("CHECKPOINT");
   return { walBytes: Number(since), ms: Math.round(performance.now() - started) };
+}
+
+/** VACUUM (FREEZE) of each relation whose oldest transaction id is older than `afterXids` (see UPKEEP_POLICY). */
+async function freezeOldRelations(afterXids: number): Promise<UpkeepResult["frozen"]> {
+  const sql = database().sql;
+  const old = await sql.query<{ relation: string }>(
+    `SELECT oid::regclass::text AS relation FROM pg_class
+      WHERE relkind IN ('r', 'm', 't') AND relfrozenxid <> '0'::xid AND age(relfrozenxid) > $1::int
+      ORDER BY age(relfrozenxid) DESC`,
+    [afterXids],
+  );
+  if (!old.length) return undefined;
+  const started = performance.now();
+  // One statement per relation: acknowledgements get the thread between them.
+  for (const { relation } of old) await sql.exec(`VACUUM (FREEZE) ${relation}`);
+  return { relations: old.length, ms: Math.round(performance.now() - started) };
 }

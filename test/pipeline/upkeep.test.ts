@@ -111,6 +111,21 @@ describeEachDatabase("queue-table upkeep", (database) => {
     await app.db.sql.exec(`DELETE FROM "WebhookDelivery" WHERE shop = 'wal.myshopify.com'`);
   });
 
+  // Nor is there autovacuum to prevent transaction-id wraparound: rows of relations nobody writes
+  // (the catalogs, the shops) would one day look as if written in the future, and vanish.
+  it.runIf(database === "pglite")("freezes PGlite's relations once their oldest transaction ids grow old", async () => {
+    const databaseAge = async () =>
+      (await app.db.sql.query<{ age: number }>(`SELECT age(datfrozenxid)::int AS age FROM pg_database WHERE datname = current_database()`))[0]
+        .age;
+    for (let i = 0; i < 3_000; i++) await app.db.sql.query("SELECT txid_current()"); // 3,000 transactions, as acknowledgements are
+    expect(await databaseAge()).toBeGreaterThan(3_000);
+
+    expect((await upkeepQueueTables())?.frozen).toBeUndefined(); // far below the real threshold
+    const result = await upkeepQueueTables({ ...UPKEEP_POLICY, pgliteFreezeAfterXids: 1_000 });
+    expect(result?.frozen?.relations).toBeGreaterThan(50); // the catalogs among them
+    expect(await databaseAge()).toBeLessThan(1_000);
+  });
+
   it.runIf(database === "postgres")("one worker vacuums at a time: the others skip instead of waiting", async () => {
     await churn(3_000);
     const holder = new pg.Client({ connectionString: app.db.url });
