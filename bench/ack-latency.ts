@@ -30,6 +30,7 @@ import { request } from "undici";
 import type * as Runtime from "../app/server/runtime.server";
 import {
   createBenchDatabase,
+  documentedOrderAs,
   endChild,
   fmt,
   median,
@@ -187,8 +188,7 @@ async function prepareRequests(count: number): Promise<Prepared[]> {
     if (i % 2 === 0) {
       // The documented order, as a new order each time (ids are kept as written: beyond 2^53).
       topic = "orders/create";
-      const id = String(820982911946154508n + BigInt(base + i));
-      body = order.replace('"id": 820982911946154500', `"id": ${id}`).replace("gid://shopify/Order/820982911946154508", `gid://shopify/Order/${id}`);
+      body = documentedOrderAs(order, base + i);
     } else {
       topic = i % 4 === 1 ? "customers/create" : "customers/update";
       body = JSON.stringify(customerBody({ id: String(base + i), updatedAt: new Date().toISOString() }));

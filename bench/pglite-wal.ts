@@ -10,16 +10,15 @@
  * replays the WAL written since the last checkpoint). `--no-checkpoint` raises upkeep's threshold
  * out of reach: PGlite as it behaves without it (its single-user Postgres never checkpoints).
  */
-import { fork } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { applyTestEnv } from "../test/support/env";
-import { nextMessage, printTable, tsxExecArgv } from "./support";
+import { documentedOrderAs, nextMessage, printTable, tsxExecArgv } from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
 const { openDatabase, installDatabase } = await import("../app/db.server");
@@ -50,7 +49,6 @@ if (values.child) {
   const checkpoints: { afterOrders: number; walMiB: number; ms: number }[] = [];
   const orders = Number(values.orders);
   for (let i = 0; i < orders; i++) {
-    const id = String(820982911946154508n + BigInt(i));
     await recordDelivery({
       shop,
       topic: "orders/create",
@@ -58,7 +56,7 @@ if (values.child) {
       eventId: randomUUID(),
       triggeredAt: new Date().toISOString(),
       apiVersion: "2026-04",
-      rawBody: order.replace('"id": 820982911946154500', `"id": ${id}`),
+      rawBody: documentedOrderAs(order, i),
     });
     if (i % 1000 === 999) {
       const result = await upkeepQueueTables(policy);

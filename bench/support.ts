@@ -51,6 +51,18 @@ export function printTable(headers: string[], rows: (string | number)[][]): void
 }
 
 // ---------------------------------------------------------------------------------------------
+// Webhook bodies
+
+/**
+ * The documented orders/create body (`fixture("orders/create")`) as the order numbered `offset`
+ * after it: its id and its GraphQL id replaced, written as Shopify writes them (beyond 2^53).
+ */
+export function documentedOrderAs(order: string, offset: number): string {
+  const id = String(820982911946154508n + BigInt(offset));
+  return order.replace('"id": 820982911946154500', `"id": ${id}`).replace("gid://shopify/Order/820982911946154508", `gid://shopify/Order/${id}`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Process helpers
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,4 +1,5 @@
 import { database } from "../db.server";
+import type { SqlRunner } from "../db/migrate.server";
 import { logger } from "../logger.server";
 
 /**
@@ -78,6 +79,7 @@ export async function upkeepQueueTables(policy: typeof UPKEEP_POLICY = UPKEEP_PO
     );
     const vacuumed: UpkeepResult["vacuumed"] = [];
     const analyzed: string[] = [];
+    const pglite = database().kind === "pglite";
     for (const { table, live, dead, modified } of stats) {
       const threshold = Math.max(policy.minDeadRows, policy.deadShareOfLive * Number(live));
       const deadRows = Number(dead);
@@ -85,7 +87,6 @@ export async function upkeepQueueTables(policy: typeof UPKEEP_POLICY = UPKEEP_PO
       // own from a small sample (refreshQueueStatistics); an ANALYZE here repeated that refresh
       // and held the thread that answers webhooks 13–31 ms longer per vacuum (20k–80k rows).
       // PostgreSQL, where this runs beside the traffic, analyzes too.
-      const pglite = database().kind === "pglite";
       if (deadRows >= threshold) {
         const started = performance.now();
         await sql.exec(pglite ? `VACUUM "${table}"` : `VACUUM (ANALYZE) "${table}"`);
@@ -95,9 +96,8 @@ export async function upkeepQueueTables(policy: typeof UPKEEP_POLICY = UPKEEP_PO
         analyzed.push(table);
       }
     }
-    const pglite = database().kind === "pglite";
-    const frozen = pglite ? await freezeOldRelations(policy.pgliteFreezeAfterXids) : undefined;
-    const checkpoint = pglite ? await checkpointPglite(policy.pgliteCheckpointWalBytes) : undefined;
+    const frozen = pglite ? await freezeOldRelations(sql, policy.pgliteFreezeAfterXids) : undefined;
+    const checkpoint = pglite ? await checkpointPglite(sql, policy.pgliteCheckpointWalBytes) : undefined;
     if (vacuumed.length || analyzed.length) logger().debug({ vacuumed, analyzed }, "queue tables vacuumed");
     if (frozen) logger().info(frozen, "embedded database: old relations frozen (transaction-id wraparound)");
     if (checkpoint) logger().info(checkpoint, "embedded database checkpointed");
@@ -106,8 +106,7 @@ export async function upkeepQueueTables(policy: typeof UPKEEP_POLICY = UPKEEP_PO
 }
 
 /** A CHECKPOINT once `afterWalBytes` of WAL were written since the last one (see UPKEEP_POLICY). */
-async function checkpointPglite(afterWalBytes: number): Promise<UpkeepResult["checkpoint"]> {
-  const sql = database().sql;
+async function checkpointPglite(sql: SqlRunner, afterWalBytes: number): Promise<UpkeepResult["checkpoint"]> {
   const [{ since }] = await sql.query<{ since: string }>(
     `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::bigint::text AS since FROM pg_control_checkpoint()`,
   );
@@ -118,8 +117,7 @@ async function checkpointPglite(afterWalBytes: number): Promise<UpkeepResult["ch
 }
 
 /** VACUUM (FREEZE) of each relation whose oldest transaction id is older than `afterXids` (see UPKEEP_POLICY). */
-async function freezeOldRelations(afterXids: number): Promise<UpkeepResult["frozen"]> {
-  const sql = database().sql;
+async function freezeOldRelations(sql: SqlRunner, afterXids: number): Promise<UpkeepResult["frozen"]> {
   const old = await sql.query<{ relation: string }>(
     `SELECT oid::regclass::text AS relation FROM pg_class
       WHERE relkind IN ('r', 'm', 't') AND relfrozenxid <> '0'::xid AND age(relfrozenxid) > $1::int
