@@ -3,7 +3,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { config } from "./config.server";
 import { PrismaClient } from "./generated/prisma/client";
-import { applyMigrations, type MigrationResult, type PreparedStatement, type SqlRunner, type SqlScalar } from "./db/migrate.server";
+import { applyMigrations, type MigrationResult, type PreparedStatement, type SqlQueryable, type SqlRunner, type SqlScalar } from "./db/migrate.server";
 import { executeStatement, prepareStatement } from "./db/prepared";
 import { openPglite } from "./db/pglite.server";
 import { logger } from "./logger.server";
@@ -15,9 +15,12 @@ export type DatabaseTarget =
 
 export interface Database {
   kind: DatabaseTarget["kind"];
+  target: DatabaseTarget;
   prisma: PrismaClient;
   sql: SqlRunner;
   migrate(): Promise<MigrationResult>;
+  /** Runs `hook` when the database is closed, before its connections go (in the order added). */
+  whenClosing(hook: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -32,48 +35,79 @@ export function openDatabase(target: DatabaseTarget): Database {
       );
     }
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
-    // Statements PREPAREd on this connection (PGlite has one), by name.
-    const preparedOnce = new Map<string, Promise<void>>();
-    const sql: SqlRunner = {
+    // Statements PREPAREd on this connection (PGlite has one), and preparations under way, by name.
+    const preparedNames = new Set<string>();
+    const preparing = new Map<string, Promise<void>>();
+    type Statements = Pick<SqlQueryable, "exec" | "query">;
+    const prepare = async (via: Statements, statement: PreparedStatement, holdsConnection: boolean) => {
+      // The literals of executeStatement() depend on it.
+      const [{ standard_conforming_strings: on }] = await via.query<{ standard_conforming_strings: string }>("SHOW standard_conforming_strings");
+      if (on !== "on") throw new Error("standard_conforming_strings is off: prepared statements refused");
+      if (holdsConnection) {
+        // A transaction holds the one connection: nothing can prepare it between this check and
+        // PREPARE, and a failing PREPARE would abort the transaction.
+        const [exists] = await via.query(`SELECT 1 FROM pg_prepared_statements WHERE name = $1`, [statement.name]);
+        if (!exists) await via.exec(prepareStatement(statement));
+      } else {
+        await via.exec(prepareStatement(statement)).catch((error: unknown) => {
+          // A transaction prepared it meanwhile (duplicate_prepared_statement).
+          if ((error as { code?: string }).code !== "42P05") throw error;
+        });
+      }
+      preparedNames.add(statement.name);
+    };
+    // Inside a transaction a statement is prepared and run through the transaction's own handle, and
+    // never waits for a preparation started outside it: that one queues behind this very transaction.
+    const preparedOn =
+      (via: Statements, inTransaction: boolean) =>
+      async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]): Promise<T[]> => {
+        if (!preparedNames.has(statement.name)) {
+          if (inTransaction) await prepare(via, statement, true);
+          else {
+            let ready = preparing.get(statement.name);
+            if (!ready) {
+              ready = prepare(via, statement, false).finally(() => preparing.delete(statement.name));
+              preparing.set(statement.name, ready);
+            }
+            await ready;
+          }
+        }
+        return via.query<T>(executeStatement(statement, params));
+      };
+    const top: Statements = {
       exec: async (script) => {
         await pglite.exec(script);
       },
       query: async <T,>(text: string, params?: unknown[]) => (await pglite.query<T>(text, params)).rows,
+    };
+    const sql: SqlRunner = {
+      ...top,
+      prepared: preparedOn(top, false),
       transaction: (fn) =>
-        pglite.transaction((tx) =>
-          fn({
+        pglite.transaction((tx) => {
+          const inside: Statements = {
             exec: async (script) => {
               await tx.exec(script);
             },
             query: async <T,>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
-          }),
-        ),
+          };
+          return fn({ ...inside, prepared: preparedOn(inside, true) });
+        }),
       // One process owns a PGlite directory; its queries already run one at a time.
       withAdvisoryLock: (_key, fn) => fn(),
       tryWithAdvisoryLock: (_key, fn) => fn(),
-      prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) => {
-        let ready = preparedOnce.get(statement.name);
-        if (!ready) {
-          ready = (async () => {
-            // The literals of executeStatement() depend on it.
-            const [{ standard_conforming_strings: on }] = (await pglite.query<{ standard_conforming_strings: string }>("SHOW standard_conforming_strings")).rows;
-            if (on !== "on") throw new Error("standard_conforming_strings is off: prepared statements refused");
-            await pglite.exec(prepareStatement(statement));
-          })();
-          preparedOnce.set(statement.name, ready);
-          ready.catch(() => preparedOnce.delete(statement.name));
-        }
-        await ready;
-        return (await pglite.query<T>(executeStatement(statement, params))).rows;
-      },
     };
+    const closing: (() => Promise<void>)[] = [];
     return {
       kind: "pglite",
+      target,
       prisma,
       sql,
       migrate: () => applyMigrations(sql),
+      whenClosing: (hook) => closing.push(hook),
       close: async () => {
         try {
+          await runClosingHooks(closing);
           await prisma.$disconnect();
           // The adapter does not close PGlite on $disconnect; without this Node keeps running.
           if (!pglite.closed) await pglite.close();
@@ -105,6 +139,8 @@ export function openDatabase(target: DatabaseTarget): Database {
             await client.query(script);
           },
           query: async <T,>(text: string, params?: unknown[]) => (await client.query(text, params as unknown[])).rows as T[],
+          prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
+            (await client.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
         });
         await client.query("COMMIT");
         return result;
@@ -122,16 +158,27 @@ export function openDatabase(target: DatabaseTarget): Database {
     prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
       (await pool.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
   };
+  const closing: (() => Promise<void>)[] = [];
   return {
     kind: "postgres",
+    target,
     prisma,
     sql,
     migrate: () => applyMigrations(sql),
+    whenClosing: (hook) => closing.push(hook),
     close: async () => {
+      await runClosingHooks(closing);
       await prisma.$disconnect();
       await pool.end().catch(() => undefined);
     },
   };
+}
+
+/** A hook that fails is logged: the database still closes. */
+async function runClosingHooks(hooks: (() => Promise<void>)[]): Promise<void> {
+  for (const hook of hooks.splice(0)) {
+    await hook().catch((error: unknown) => logger().error({ err: error }, "closing the database: a hook failed"));
+  }
 }
 
 /**

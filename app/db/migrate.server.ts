@@ -19,6 +19,11 @@ export interface SqlQueryable {
   /** Runs a script of one or more statements. */
   exec(sql: string): Promise<void>;
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * Runs a hot statement planned once per connection instead of on every call (app/db/prepared.ts).
+   * Parameters are scalars, in the order of `statement.types`.
+   */
+  prepared<T = Record<string, unknown>>(statement: PreparedStatement, params: readonly SqlScalar[]): Promise<T[]>;
 }
 
 export interface SqlRunner extends SqlQueryable {
@@ -28,11 +33,6 @@ export interface SqlRunner extends SqlQueryable {
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
   /** Runs fn holding that lock if no other session holds it; otherwise returns undefined at once. */
   tryWithAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T | undefined>;
-  /**
-   * Runs a hot statement planned once per connection instead of on every call (app/db/prepared.ts).
-   * Parameters are scalars, in the order of `statement.types`.
-   */
-  prepared<T = Record<string, unknown>>(statement: PreparedStatement, params: readonly SqlScalar[]): Promise<T[]>;
 }
 
 /** A statement with $1…$n placeholders, the SQL type of each, and a name unique in the app. */

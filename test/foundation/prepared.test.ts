@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openDatabase } from "~/db.server";
 import { executeStatement, prepareStatement, sqlLiteral } from "~/db/prepared";
 
 describe("prepared statements on PGlite (values written as literals)", () => {
@@ -18,5 +19,32 @@ describe("prepared statements on PGlite (values written as literals)", () => {
     expect(executeStatement(statement, ["a"])).toBe("EXECUTE ms_x('a')");
     expect(() => executeStatement(statement, [])).toThrow(/takes 1 parameters/);
     expect(() => prepareStatement({ ...statement, name: "x; DROP TABLE y" })).toThrow(/not a statement name/);
+  });
+});
+
+describe("prepared statements on one PGlite connection", () => {
+  const statement = { name: "ms_test_add_one", types: ["int"], text: "SELECT $1::int + 1 AS n" };
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+  it("first used inside a transaction while a query outside waits to prepare it: both answer, no deadlock", async () => {
+    const db = openDatabase({ kind: "pglite", dataDir: "memory://" });
+    try {
+      await db.sql.query(`SELECT 1`); // started: its initdb is not what is timed below
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const inside = db.sql.transaction(async (tx) => {
+        await gate;
+        return tx.prepared<{ n: number }>(statement, [1]);
+      });
+      await sleep(10); // the transaction holds the connection
+      const outside = db.sql.prepared<{ n: number }>(statement, [2]); // its preparation queues behind it
+      await sleep(10);
+      release();
+      const answers = await Promise.race([Promise.all([inside, outside]), sleep(5_000).then(() => "deadlocked")]);
+      expect(answers).toEqual([[{ n: 2 }], [{ n: 3 }]]);
+      expect(await db.sql.prepared(statement, [41])).toEqual([{ n: 42 }]);
+    } finally {
+      await db.close();
+    }
   });
 });
