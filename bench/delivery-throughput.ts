@@ -37,7 +37,7 @@ import {
 
 applyTestEnv({ LOG_LEVEL: "silent" });
 const { openDatabase, installDatabase } = await import("../app/db.server");
-const { recordDelivery } = await import("../app/pipeline/ingest.server");
+const { moveJournaledDeliveries, recordDelivery } = await import("../app/pipeline/ingest.server");
 const { startWorker, refreshQueueStatistics } = await import("../app/pipeline/worker.server");
 const { planDeliveries } = await import("../app/pipeline/plan.server");
 const { deliverCalls } = await import("../app/pipeline/deliver.server");
@@ -138,6 +138,8 @@ async function main(): Promise<void> {
           }
         }),
       );
+      // On PGlite they were journaled (app/pipeline/ack-journal.server.ts): recorded once moved in.
+      await moveJournaledDeliveries();
       const recordSeconds = (performance.now() - recordStart) / 1000;
       await emulator.clear(); // the connection check is not a delivery
       // Recording marked webhooks as arriving: for a second the worker yields to them with small

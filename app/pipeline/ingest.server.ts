@@ -1,34 +1,99 @@
-import { database } from "../db.server";
-import type { PreparedStatement } from "../db/migrate.server";
+import { database, type Database } from "../db.server";
+import type { PreparedStatement, SqlQueryable, SqlScalar } from "../db/migrate.server";
 import type { VerifiedDelivery } from "../webhooks/receive.server";
 import { kindOf, topicInfo } from "../topics";
+import { logger } from "../logger.server";
 import { asWebhookInFlight } from "./webhook-priority.server";
+import { ACK_JOURNAL_POLICY, AckJournal, type JournaledDelivery } from "./ack-journal.server";
 
 /**
  * Records a verified delivery and its pending work in one statement, before it is acknowledged.
  * A repeat of an Event-Id already recorded for the shop and topic is only counted. A delivery for
  * a shop the app does not know (never installed, or uninstalled for anything but lifecycle and
  * compliance topics, which Shopify sends after an uninstall) is not recorded at all: "unknown".
+ *
+ * On embedded PGlite, a delivery for a shop recently seen installed is journaled instead
+ * ("journaled", app/pipeline/ack-journal.server.ts) and recorded moments later, in a batch, by
+ * the same statement, which checks the shop again: one uninstalled meanwhile gets nothing.
  */
-export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | "duplicate" | "unknown-shop"> {
-  const triggeredAt = parseTriggeredAt(d.triggeredAt);
-  const role = topicInfo(d.topic)?.role;
-  const afterUninstall = role === "lifecycle" || role === "compliance";
-  const rows = await asWebhookInFlight(() =>
-    database().sql.prepared<{ inserted: number }>(RECORD_DELIVERY, [
-      d.shop,
-      d.topic,
-      d.webhookId,
-      d.eventId ?? d.webhookId,
-      triggeredAt?.toISOString() ?? null,
-      d.apiVersion,
-      d.rawBody,
-      kindOf(d.topic),
-      afterUninstall,
-    ]),
-  );
+export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | "duplicate" | "unknown-shop" | "journaled"> {
+  const db = database();
+  const state = ingestState(db);
+  const journal = await state.journal;
+  if (journal && (state.installed.get(d.shop) ?? 0) > Date.now()) {
+    const delivery: JournaledDelivery = { ...d, receivedAt: new Date().toISOString() };
+    if (await asWebhookInFlight(async () => journal.append(delivery))) return "journaled";
+  }
+  const afterUninstall = recordedAfterUninstall(d.topic);
+  const rows = await asWebhookInFlight(() => db.sql.prepared<{ inserted: number }>(RECORD_DELIVERY, recordingParams(d, null)));
   if (!rows.length) return "unknown-shop";
+  // Lifecycle and compliance topics are recorded for uninstalled shops too: no proof of an install.
+  if (!afterUninstall) state.installed.set(d.shop, Date.now() + ACK_JOURNAL_POLICY.installedShopTtlMs);
   return Number(rows[0].inserted) === 1 ? "recorded" : "duplicate";
+}
+
+/** Moves the journaled deliveries into the database now (the worker, before each round); how many. */
+export async function moveJournaledDeliveries(): Promise<number> {
+  const journal = await ingestState(database()).journal;
+  return journal ? journal.moveAll() : 0;
+}
+
+/** Journaled deliveries not moved yet. */
+export async function journaledBacklog(): Promise<number> {
+  return (await ingestState(database()).journal)?.backlog ?? 0;
+}
+
+const recordedAfterUninstall = (topic: string) => {
+  const role = topicInfo(topic)?.role;
+  return role === "lifecycle" || role === "compliance";
+};
+
+interface IngestState {
+  /** Only on an on-disk PGlite without fsync (see the journal's durability note). */
+  journal: Promise<AckJournal | undefined> | undefined;
+  /** Shops whose deliveries were recorded lately, until when (a journaled delivery skips the check). */
+  installed: Map<string, number>;
+}
+const ingestStates = new WeakMap<Database, IngestState>();
+
+function ingestState(db: Database): IngestState {
+  let state = ingestStates.get(db);
+  if (!state) {
+    const target = db.target;
+    const journaled = target.kind === "pglite" && !target.dataDir.includes("://") && !target.fsync;
+    // A journal that cannot be opened leaves acknowledgements on the direct path, and says why.
+    const journal = journaled
+      ? AckJournal.open(target.dataDir, db.sql, moveDeliveries).catch((error: unknown) => {
+          logger().error({ err: error }, "acknowledgement journal could not be opened: recording directly");
+          return undefined;
+        })
+      : undefined;
+    state = { journal, installed: new Map() };
+    ingestStates.set(db, state);
+    if (journal) db.whenClosing(async () => (await journal)?.close());
+  }
+  return state;
+}
+
+/** The journaled deliveries, in the order they were acknowledged, by the statement of the direct path. */
+async function moveDeliveries(tx: SqlQueryable, deliveries: JournaledDelivery[]): Promise<void> {
+  for (const d of deliveries) await tx.prepared(RECORD_DELIVERY, recordingParams(d, d.receivedAt));
+}
+
+/** RECORD_DELIVERY's parameters; receivedAt null: the database's now(). */
+function recordingParams(d: VerifiedDelivery, receivedAt: string | null): SqlScalar[] {
+  return [
+    d.shop,
+    d.topic,
+    d.webhookId,
+    d.eventId ?? d.webhookId,
+    parseTriggeredAt(d.triggeredAt)?.toISOString() ?? null,
+    d.apiVersion,
+    d.rawBody,
+    kindOf(d.topic),
+    recordedAfterUninstall(d.topic),
+    receivedAt,
+  ];
 }
 
 /**
@@ -38,12 +103,12 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | 
  */
 const RECORD_DELIVERY: PreparedStatement = {
   name: "ms_record_delivery",
-  types: ["text", "text", "text", "text", "timestamp(3)", "text", "text", "text", "boolean"],
+  types: ["text", "text", "text", "text", "timestamp(3)", "text", "text", "text", "boolean", "timestamp(3)"],
   text: `WITH known AS (
        SELECT 1 FROM "Shop" WHERE domain = $1 AND ("uninstalledAt" IS NULL OR $9::boolean)
      ), ins AS (
-       INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "triggeredAt", "apiVersion", "rawBody")
-       SELECT gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM known)
+       INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "triggeredAt", "apiVersion", "rawBody", "receivedAt")
+       SELECT gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, $7, coalesce($10, now()) WHERE EXISTS (SELECT 1 FROM known)
        ON CONFLICT (shop, topic, "eventId") DO NOTHING
        RETURNING 1
      ), n AS (SELECT count(*) AS inserted FROM ins)

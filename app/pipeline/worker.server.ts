@@ -7,6 +7,7 @@ import { runBackfillStep } from "../backfill/backfill.server";
 import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
 import { deliverCalls } from "./deliver.server";
+import { journaledBacklog, moveJournaledDeliveries } from "./ingest.server";
 import { planDeliveries } from "./plan.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
 import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
@@ -56,6 +57,9 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   const idleWaiters: (() => void)[] = [];
 
   async function tick(): Promise<number> {
+    // Deliveries acknowledged into PGlite's journal are moved in as they come; this takes in the
+    // ones a crash left there, and any still waiting, before planning looks for work.
+    const moved = await moveJournaledDeliveries().catch(failed("journal move"));
     // Each unit of work first gives way to webhooks being acknowledged in this process.
     // Planning runs while the delivered calls wait on the service: the database and the CPU
     // would otherwise idle through every round trip.
@@ -116,7 +120,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       // The health chart shows 30 days of hourly buckets; older ones go.
       await pruneCounterHistory(new Date(Date.now() - COUNTER_HISTORY_DAYS * 86_400_000));
     }
-    return planned + delivered + fired + imported;
+    return moved + planned + delivered + fired + imported;
   }
 
   const failed = (step: string) => (error: unknown) => {
@@ -130,7 +134,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     while (!stopping) {
       const work = await tick().catch(failed("tick"));
       if (work === 0) {
-        if (idleWaiters.length && (await hasDueWork().catch(failed("idle check"))) === false) {
+        if (idleWaiters.length && (await hasDueWork().catch(failed("idle check"))) === false && (await journaledBacklog()) === 0) {
           idleWaiters.splice(0).forEach((resolve) => resolve());
         }
         await new Promise<void>((resolve) => {
