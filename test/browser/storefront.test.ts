@@ -185,7 +185,8 @@ describe("the tracker embed on a storefront page", () => {
     await context.close();
   });
 
-  it("load cost with and without the embed (printed)", async () => {
+  // Several dozen page loads: over half a minute when the whole suite shares the machine.
+  it("load cost with and without the embed (printed)", { timeout: 120_000 }, async () => {
     type Run = { fcp: number; dcl: number; load: number; requests: number; bytes: number };
     const visit = async (query: string, consent: string | null): Promise<Run> => {
       const context = await browser.newContext();
