@@ -1,5 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import type { Transaction } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { config } from "./config.server";
 import { PrismaClient } from "./generated/prisma/client";
@@ -39,12 +40,12 @@ export function openDatabase(target: DatabaseTarget): Database {
     const preparedNames = new Set<string>();
     const preparing = new Map<string, Promise<void>>();
     type Statements = Pick<SqlQueryable, "exec" | "query">;
-    const prepare = async (via: Statements, statement: PreparedStatement, holdsConnection: boolean) => {
+    const prepare = async (via: Statements, statement: PreparedStatement, inTransaction: boolean) => {
       // The literals of executeStatement() depend on it.
       const [{ standard_conforming_strings: on }] = await via.query<{ standard_conforming_strings: string }>("SHOW standard_conforming_strings");
       if (on !== "on") throw new Error("standard_conforming_strings is off: prepared statements refused");
-      if (holdsConnection) {
-        // A transaction holds the one connection: nothing can prepare it between this check and
+      if (inTransaction) {
+        // The transaction holds the one connection: nothing can prepare it between this check and
         // PREPARE, and a failing PREPARE would abort the transaction.
         const [exists] = await via.query(`SELECT 1 FROM pg_prepared_statements WHERE name = $1`, [statement.name]);
         if (!exists) await via.exec(prepareStatement(statement));
@@ -74,23 +75,20 @@ export function openDatabase(target: DatabaseTarget): Database {
         }
         return via.query<T>(executeStatement(statement, params));
       };
-    const top: Statements = {
+    // PGlite itself, or one of its transactions: the same exec() and query().
+    const statementsOn = (handle: Pick<Transaction, "exec" | "query">): Statements => ({
       exec: async (script) => {
-        await pglite.exec(script);
+        await handle.exec(script);
       },
-      query: async <T,>(text: string, params?: unknown[]) => (await pglite.query<T>(text, params)).rows,
-    };
+      query: async <T,>(text: string, params?: unknown[]) => (await handle.query<T>(text, params)).rows,
+    });
+    const top = statementsOn(pglite);
     const sql: SqlRunner = {
       ...top,
       prepared: preparedOn(top, false),
       transaction: (fn) =>
         pglite.transaction((tx) => {
-          const inside: Statements = {
-            exec: async (script) => {
-              await tx.exec(script);
-            },
-            query: async <T,>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
-          };
+          const inside = statementsOn(tx);
           return fn({ ...inside, prepared: preparedOn(inside, true) });
         }),
       // One process owns a PGlite directory; its queries already run one at a time.
@@ -125,23 +123,12 @@ export function openDatabase(target: DatabaseTarget): Database {
   pool.on("error", (error) => logger().warn({ err: error.message }, "idle database connection lost"));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const sql: SqlRunner = {
-    exec: async (script) => {
-      await pool.query(script);
-    },
-    query: async <T,>(text: string, params?: unknown[]) =>
-      (await pool.query(text, params as unknown[])).rows as T[],
+    ...statementsOnPg(pool),
     transaction: async (fn) => {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const result = await fn({
-          exec: async (script) => {
-            await client.query(script);
-          },
-          query: async <T,>(text: string, params?: unknown[]) => (await client.query(text, params as unknown[])).rows as T[],
-          prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
-            (await client.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
-        });
+        const result = await fn(statementsOnPg(client));
         await client.query("COMMIT");
         return result;
       } catch (error) {
@@ -154,9 +141,6 @@ export function openDatabase(target: DatabaseTarget): Database {
     // An advisory lock belongs to a session, so one connection is held for the whole run.
     withAdvisoryLock: (key, fn) => holdingAdvisoryLock(pool, key, true, fn),
     tryWithAdvisoryLock: (key, fn) => holdingAdvisoryLock(pool, key, false, fn),
-    // node-postgres prepares a named statement once per pooled connection, with bind parameters.
-    prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
-      (await pool.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
   };
   const closing: (() => Promise<void>)[] = [];
   return {
@@ -173,6 +157,17 @@ export function openDatabase(target: DatabaseTarget): Database {
     },
   };
 }
+
+/** The pool, or a transaction's client: the same statements. */
+const statementsOnPg = (on: pg.Pool | pg.PoolClient): SqlQueryable => ({
+  exec: async (script) => {
+    await on.query(script);
+  },
+  query: async <T,>(text: string, params?: unknown[]) => (await on.query(text, params as unknown[])).rows as T[],
+  // node-postgres prepares a named statement once per connection, with bind parameters.
+  prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
+    (await on.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
+});
 
 /** A hook that fails is logged: the database still closes. */
 async function runClosingHooks(hooks: (() => Promise<void>)[]): Promise<void> {

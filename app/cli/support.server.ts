@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { config } from "../config.server";
 import { database, type Database } from "../db.server";
+import { pgliteOnDisk } from "../db/pglite.server";
 import type { BackfillProgress, BackfillRequest } from "../backfill/backfill.server";
 import { exportCustomer, knownEmail, type CustomerExport } from "../compliance/compliance.server";
 import { resealStoredSecrets, type ResealReport } from "../shops/key-rotation.server";
@@ -22,7 +23,7 @@ export class CliError extends Error {
  */
 export function refuseIfDataDirInUse(): void {
   const target = config().database;
-  if (target.kind !== "pglite" || target.dataDir.includes("://")) return;
+  if (target.kind !== "pglite" || !pgliteOnDisk(target.dataDir)) return;
   if (existsSync(path.join(target.dataDir, "postmaster.pid"))) {
     throw new CliError(
       `The PGlite data directory ${target.dataDir} is in use by a running app: stop it first (npm start holds it), or run this against PostgreSQL (DATABASE_URL).`,

@@ -31,6 +31,9 @@ export interface PgliteTarget {
   fsync?: boolean;
 }
 
+/** A data directory on disk, not "memory://": locked, and files beside the database are possible. */
+export const pgliteOnDisk = (dataDir: string): boolean => !dataDir.includes("://");
+
 /** Postgres settings of every PGlite we open (memory: sized for a single-connection app). */
 export function pgliteStartParams(fsync: boolean): string[] {
   const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams ?? [
@@ -109,7 +112,7 @@ export interface OpenedPglite {
 export function openPglite(target: PgliteTarget): OpenedPglite {
   const fsync = target.fsync ?? false;
   const options: PGliteOptions = { startParams: pgliteStartParams(fsync) };
-  if (target.dataDir.includes("://")) return { pglite: new ThreadSharingPGlite(target.dataDir, options) };
+  if (!pgliteOnDisk(target.dataDir)) return { pglite: new ThreadSharingPGlite(target.dataDir, options) };
 
   mkdirSync(target.dataDir, { recursive: true });
   const lock = lockDataDir(target.dataDir);

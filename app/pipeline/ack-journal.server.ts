@@ -72,8 +72,10 @@ export type JournaledDelivery = z.infer<typeof journaledDeliverySchema>;
 /** Writes a batch of journaled deliveries into the database, inside the move's transaction. */
 export type MoveDeliveries = (tx: SqlQueryable, deliveries: JournaledDelivery[]) => Promise<void>;
 
-const headerSchema = z.object({ journal: z.literal("marketing-sync acknowledgements"), version: z.literal(1), generation: z.string().min(1) });
-const headerLine = (generation: string) => `${JSON.stringify({ journal: "marketing-sync acknowledgements", version: 1, generation })}\n`;
+const JOURNAL = "marketing-sync acknowledgements";
+const VERSION = 1;
+const headerSchema = z.object({ journal: z.literal(JOURNAL), version: z.literal(VERSION), generation: z.string().min(1) });
+const headerLine = (generation: string) => `${JSON.stringify({ journal: JOURNAL, version: VERSION, generation })}\n`;
 const NEWLINE = 0x0a;
 
 interface Pending {
@@ -106,17 +108,18 @@ export class AckJournal {
   /** Opens (or creates) the journal in `dir` and schedules the move of what it still holds. */
   static async open(dir: string, sql: SqlRunner, move: MoveDeliveries): Promise<AckJournal> {
     const file = path.join(dir, ACK_JOURNAL_FILE);
-    if (!existsSync(file)) replaceWithEmpty(file);
-    let bytes = readFileSync(file);
-    let header = parseHeader(bytes);
-    if (!header) {
+    let bytes = existsSync(file) ? readFileSync(file) : undefined;
+    let header = bytes && parseHeader(bytes);
+    if (bytes && !header) {
       // Not a journal of ours (or its header was lost): kept aside for a person, never overwritten.
       const aside = `${file}.unreadable-${Date.now()}`;
       renameSync(file, aside);
       logger().error({ file: aside }, "acknowledgement journal unreadable: set aside, a new one started");
-      replaceWithEmpty(file);
-      bytes = readFileSync(file);
-      header = parseHeader(bytes)!;
+    }
+    if (!bytes || !header) {
+      const generation = replaceWithEmpty(file);
+      bytes = Buffer.from(headerLine(generation));
+      header = { generation, length: bytes.length };
     }
     const [row] = await sql.query<{ movedThrough: string }>(
       `SELECT "movedThrough"::text AS "movedThrough" FROM "AckJournalCheckpoint" WHERE generation = $1`,

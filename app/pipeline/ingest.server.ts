@@ -1,5 +1,6 @@
 import { database, type Database } from "../db.server";
 import type { PreparedStatement, SqlQueryable, SqlScalar } from "../db/migrate.server";
+import { pgliteOnDisk } from "../db/pglite.server";
 import type { VerifiedDelivery } from "../webhooks/receive.server";
 import { kindOf, topicInfo } from "../topics";
 import { logger } from "../logger.server";
@@ -60,7 +61,7 @@ function ingestState(db: Database): IngestState {
   let state = ingestStates.get(db);
   if (!state) {
     const target = db.target;
-    const journaled = target.kind === "pglite" && !target.dataDir.includes("://") && !target.fsync;
+    const journaled = target.kind === "pglite" && pgliteOnDisk(target.dataDir) && !target.fsync;
     // A journal that cannot be opened leaves acknowledgements on the direct path, and says why.
     const journal = journaled
       ? AckJournal.open(target.dataDir, db.sql, moveDeliveries).catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -189,6 +189,15 @@ describe("the acknowledgement journal [pglite]", () => {
     // No more traffic: moved within moveDelayMs, and the file replaced once it is old enough.
     await sleep(ACK_JOURNAL_POLICY.moveDelayMs + ACK_JOURNAL_POLICY.rotateAfterMs + 500);
     expect(journalText()).not.toContain("buyer-2@example.com");
+    expect((await deliveries()).map((d) => d.eventId)).toEqual(["evt-orders/create-1", "evt-orders/create-2"]);
+  });
+
+  it("sets aside a journal file it cannot read, and starts a new one", { timeout: 30_000 }, async () => {
+    writeFileSync(path.join(dataDir, ACK_JOURNAL_FILE), "not a journal\n");
+    expect((await order(1)).status).toBe(200);
+    expect((await order(2)).status).toBe(200);
+    await moveJournaledDeliveries();
+    expect(readdirSync(dataDir).filter((f) => f.startsWith(`${ACK_JOURNAL_FILE}.unreadable-`))).toHaveLength(1);
     expect((await deliveries()).map((d) => d.eventId)).toEqual(["evt-orders/create-1", "evt-orders/create-2"]);
   });
 });
