@@ -1,16 +1,11 @@
 import { execFile } from "node:child_process";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { appendFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { installDatabase, openDatabase, type Database } from "~/db.server";
+import { describe, expect, it } from "vitest";
 import { ACK_JOURNAL_FILE, ACK_JOURNAL_POLICY } from "~/pipeline/ack-journal.server";
 import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
-import { receiveNodeWebhook } from "~/webhooks/ingest.server";
-import { applyTestEnv } from "../support/env";
+import { journalTestbed, JOURNAL_SHOP } from "../support/ack-journal";
 import { ROOT_DIR } from "../support/processes";
 import { sendWebhook } from "../support/webhooks";
 
@@ -21,49 +16,9 @@ import { sendWebhook } from "../support/webhooks";
  */
 
 const run = promisify(execFile);
-const SHOP = "journal.myshopify.com";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const policyAsShipped = { ...ACK_JOURNAL_POLICY };
-
-let dataDir: string;
-let db: Database;
-let server: Server | undefined;
-let url: string;
-
-async function openDir(): Promise<Database> {
-  const opened = openDatabase({ kind: "pglite", dataDir });
-  await opened.migrate();
-  installDatabase(opened);
-  return opened;
-}
-
-const order = (n: number, shop = SHOP, topic = "orders/create") =>
-  sendWebhook(url, { topic, shop, body: { id: 9_300_000 + n, email: `buyer-${n}@example.com`, currency: "EUR" }, eventId: `evt-${topic}-${n}` });
-
-const deliveries = (shop = SHOP) =>
-  db.sql.query<{ eventId: string; receivedAt: Date }>(`SELECT "eventId", "receivedAt" FROM "WebhookDelivery" WHERE shop = $1 ORDER BY "receivedAt", "eventId"`, [shop]);
-const counter = async (shop = SHOP) =>
-  (await db.sql.query<{ received: number; duplicates: number }>(`SELECT sum(received)::int AS received, sum(duplicates)::int AS duplicates FROM "SyncCounter" WHERE shop = $1`, [shop]))[0];
-const journalText = () => readFileSync(path.join(dataDir, ACK_JOURNAL_FILE), "utf8");
-
-beforeEach(async () => {
-  applyTestEnv();
-  dataDir = mkdtempSync(path.join(tmpdir(), "ms-journal-"));
-  db = await openDir();
-  await db.prisma.shop.create({ data: { domain: SHOP } });
-  server = createServer((req, res) => receiveNodeWebhook(req, res, () => res.writeHead(500).end()));
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterEach(async () => {
-  Object.assign(ACK_JOURNAL_POLICY, policyAsShipped);
-  const listening = server;
-  if (listening) await new Promise((resolve) => listening.close(resolve));
-  installDatabase(undefined);
-  await db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const bed = journalTestbed();
+const { order, deliveries, counter, journalText } = bed;
 
 describe("the acknowledgement journal [pglite]", () => {
   it("answers a webhook while the worker's transaction holds PGlite's one connection, and records it", { timeout: 30_000 }, async () => {
@@ -72,7 +27,7 @@ describe("the acknowledgement journal [pglite]", () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let transactionOver = false;
-    const transaction = db.sql
+    const transaction = bed.db.sql
       .transaction(async (tx) => {
         await tx.query(`SELECT 1`);
         await gate;
@@ -95,7 +50,7 @@ describe("the acknowledgement journal [pglite]", () => {
     expect((await order(1)).status).toBe(200);
     // Without a turn of the event loop between statements, the request could not even be read
     // before the last of these had run.
-    const transactionEnd = db.sql
+    const transactionEnd = bed.db.sql
       .transaction(async (tx) => {
         for (let i = 0; i < 150; i++) await tx.query(`SELECT count(*) FROM generate_series(1, 20000)`);
       })
@@ -110,11 +65,10 @@ describe("the acknowledgement journal [pglite]", () => {
   it("moves each delivery exactly once after a kill -9, and cuts off a line the crash left unfinished", { timeout: 120_000 }, async () => {
     // This process lets go of the directory; a child acknowledges 40 deliveries, moves the first
     // half, and kills itself with the second half journaled only.
-    server?.close();
-    server = undefined;
-    installDatabase(undefined);
-    await db.close();
-    const child = await run(process.execPath, ["--import", "tsx", path.join(ROOT_DIR, "test/support/ack-journal-child.ts"), dataDir, "crash.myshopify.com", "40"], {
+    bed.server?.close();
+    bed.server = undefined;
+    await bed.close();
+    const child = await run(process.execPath, ["--import", "tsx", path.join(ROOT_DIR, "test/support/ack-journal-child.ts"), bed.dataDir, "crash.myshopify.com", "40"], {
       cwd: ROOT_DIR,
       timeout: 90_000,
     }).catch((error: { stdout?: string; signal?: string }) => {
@@ -125,9 +79,9 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(results[0]).toBe("recorded");
     expect(results.slice(1).every((r) => r === "journaled")).toBe(true);
     // A write the crash cut short: its request was never answered.
-    appendFileSync(path.join(dataDir, ACK_JOURNAL_FILE), `{"shop":"crash.myshopify.com","topic":"customers/cre`);
+    appendFileSync(path.join(bed.dataDir, ACK_JOURNAL_FILE), `{"shop":"crash.myshopify.com","topic":"customers/cre`);
 
-    db = await openDir();
+    await bed.open();
     await moveJournaledDeliveries();
     const moved = await deliveries("crash.myshopify.com");
     expect(moved.map((d) => d.eventId).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `evt-${i}`).sort());
@@ -145,14 +99,14 @@ describe("the acknowledgement journal [pglite]", () => {
   it("answers 404 for a shop it does not know, and drops what a shop uninstalled meanwhile sends", { timeout: 30_000 }, async () => {
     expect((await order(1, "stranger.myshopify.com")).status).toBe(404);
     expect((await order(1)).status).toBe(200);
-    await db.prisma.shop.update({ where: { domain: SHOP }, data: { uninstalledAt: new Date() } });
+    await bed.db.prisma.shop.update({ where: { domain: JOURNAL_SHOP }, data: { uninstalledAt: new Date() } });
     // Still counted as installed here (ACK_JOURNAL_POLICY.installedShopTtlMs): journaled, answered 200...
     expect((await order(2)).status).toBe(200);
     // ...and compliance requests, which Shopify sends after an uninstall, are kept.
-    const redact = await sendWebhook(url, {
+    const redact = await sendWebhook(bed.url, {
       topic: "customers/redact",
-      shop: SHOP,
-      body: { shop_domain: SHOP, customer: { id: 1, email: "a@example.com" }, orders_to_redact: [] },
+      shop: JOURNAL_SHOP,
+      body: { shop_domain: JOURNAL_SHOP, customer: { id: 1, email: "a@example.com" }, orders_to_redact: [] },
       eventId: "evt-redact",
     });
     expect(redact.status).toBe(200);
@@ -170,15 +124,14 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(journalText().split("\n")[0]).not.toBe(firstGeneration);
     for (let n = 5; n <= 6; n++) expect((await order(n)).status).toBe(200);
     await moveJournaledDeliveries();
-    expect(await db.sql.query(`SELECT generation FROM "AckJournalCheckpoint"`)).toHaveLength(1);
+    expect(await bed.db.sql.query(`SELECT generation FROM "AckJournalCheckpoint"`)).toHaveLength(1);
     // Closed and opened again: the file holds nothing that was not moved.
-    installDatabase(undefined);
-    await db.close();
-    db = await openDir();
+    await bed.close();
+    await bed.open();
     await moveJournaledDeliveries();
     expect(await deliveries()).toHaveLength(6);
     expect(await counter()).toEqual({ received: 6, duplicates: 0 });
-    expect(statSync(path.join(dataDir, ACK_JOURNAL_FILE)).size).toBeLessThan(200);
+    expect(statSync(path.join(bed.dataDir, ACK_JOURNAL_FILE)).size).toBeLessThan(200);
   });
 
   it("keeps no delivery's body in the journal for more than seconds after it is moved", { timeout: 30_000 }, async () => {
@@ -193,11 +146,11 @@ describe("the acknowledgement journal [pglite]", () => {
   });
 
   it("sets aside a journal file it cannot read, and starts a new one", { timeout: 30_000 }, async () => {
-    writeFileSync(path.join(dataDir, ACK_JOURNAL_FILE), "not a journal\n");
+    writeFileSync(path.join(bed.dataDir, ACK_JOURNAL_FILE), "not a journal\n");
     expect((await order(1)).status).toBe(200);
     expect((await order(2)).status).toBe(200);
     await moveJournaledDeliveries();
-    expect(readdirSync(dataDir).filter((f) => f.startsWith(`${ACK_JOURNAL_FILE}.unreadable-`))).toHaveLength(1);
+    expect(readdirSync(bed.dataDir).filter((f) => f.startsWith(`${ACK_JOURNAL_FILE}.unreadable-`))).toHaveLength(1);
     expect((await deliveries()).map((d) => d.eventId)).toEqual(["evt-orders/create-1", "evt-orders/create-2"]);
   });
 });
