@@ -195,6 +195,27 @@ describeEachDatabase("the pipeline under faults", (database) => {
     expect(peopleRequests(email)).toHaveLength(2);
   });
 
+  it("a slow call does not hold back the delivered calls of its batch: they are marked while it waits", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    // The product's event stalls 2 s (under the 5 s timeout); the customers' upserts answer at once.
+    h.emulator.setFaults({ stallMs: 2_000, pathPrefix: "/api/events/product" });
+    const bodies = Array.from({ length: 5 }, () => customerBody({}));
+    for (const body of bodies) expect((await h.send({ topic: "customers/create", shop, body })).status).toBe(200);
+    expect((await h.send({ topic: "products/update", shop, body: fixture("products/update") })).status).toBe(200);
+    h.startWorkers(1, FAST_POLICY);
+    const upserts = async () => (await calls(shop)).filter((c) => (c.call as { op?: string }).op === "person.upsert");
+    const product = async () => (await calls(shop)).find((c) => c.objectKey.startsWith("product:"));
+    while ((await product())?.status !== "running") await sleep(10);
+    const claimedAt = Date.now();
+    while ((await upserts()).some((c) => c.status !== "delivered") && Date.now() - claimedAt < 1_500) await sleep(10);
+    // All five shown as delivered while the product's call is still at the service.
+    expect((await upserts()).map((c) => c.status)).toEqual(Array(5).fill("delivered"));
+    expect((await product())?.status).toBe("running");
+    await h.settle();
+    expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
+  });
+
   it("replay never goes backwards: an old subscribe does not undo a newer unsubscribe", async () => {
     const shop = newShop();
     await h.connect(shop);
