@@ -10,7 +10,7 @@ export const PIPELINE_POLICY = {
   batchSize: 64,
   /**
    * Deliveries planned per transaction. On PGlite a transaction holds the only connection, but
-   * while webhooks arrive the worker plans 2 at a time (webhook-priority.server.ts); otherwise
+   * while webhooks arrive the worker plans 8 at a time (webhook-priority.server.ts); otherwise
    * 64 halves the per-batch statements of 32 (planning alone: ~800 → 900–1,070 deliveries/s).
    */
   planBatchSize: 64,

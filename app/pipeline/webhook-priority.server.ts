@@ -16,13 +16,16 @@ export const WEBHOOK_PRIORITY = {
   /** The longest the worker waits for a lull, so delivery still moves under a steady stream. */
   maxWaitMs: 200,
   /**
-   * While busy, the worker rests this many times as long as its last unit of work took, so it
-   * holds the thread (and PGlite's one connection) at most a quarter of the time.
+   * While busy, the worker rests as long as its last unit of work took, so it holds the thread at
+   * most half the time. Since acknowledgements on PGlite no longer wait for its connection (the
+   * journal) nor for a whole transaction (a turn before each statement), a quarter of the time (3)
+   * with units of 2 deliveries bought no better p99 and let a steady 25–50 webhooks/s outrun the
+   * worker: it delivered ~14 a second (bench/README.md, thirteenth session).
    */
-  busyRestFactor: 3,
+  busyRestFactor: 1,
   /** Batch sizes while busy: one unit of work must stay short next to a 25 ms acknowledgement. */
-  busyBatchSize: 8,
-  busyPlanBatchSize: 2,
+  busyBatchSize: 32,
+  busyPlanBatchSize: 8,
 } as const;
 
 interface PriorityState {
