@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { PreparedStatement, SqlQueryable, SqlRunner } from "../db/migrate.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
+import { verifiedDeliverySchema } from "../webhooks/receive.server";
 
 /**
  * The acknowledgement journal of embedded PGlite.
@@ -57,16 +58,7 @@ export const ACK_JOURNAL_POLICY = {
 };
 
 /** A delivery as acknowledged: the verified request and when it was answered. */
-export const journaledDeliverySchema = z.object({
-  shop: z.string(),
-  topic: z.string(),
-  webhookId: z.string(),
-  eventId: z.string().nullable(),
-  triggeredAt: z.string().nullable(),
-  apiVersion: z.string().nullable(),
-  rawBody: z.string(),
-  receivedAt: z.string(),
-});
+export const journaledDeliverySchema = verifiedDeliverySchema.extend({ receivedAt: z.string() });
 export type JournaledDelivery = z.infer<typeof journaledDeliverySchema>;
 
 /** Writes a batch of journaled deliveries into the database, inside the move's transaction. */
