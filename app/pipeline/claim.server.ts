@@ -50,10 +50,15 @@ export async function claimRows<T>(options: {
           due AS (${candidates(options.due)})
        SELECT * FROM (SELECT * FROM expired UNION ALL SELECT * FROM due) c LIMIT $3`
     : candidates(options.due);
+  // A single key is matched as `= ANY(ARRAY(…))`, so the chosen rows are fetched by primary key
+  // whatever the table's size. With `IN (…)` the planner hash-joined them against a scan of the
+  // whole table while it was small: 5.6 against 3.9 ms a claim of 64 at 6,000 queued calls.
+  const single = !options.key.includes(",");
+  const match = single ? `${options.key} = ANY(ARRAY(${claimable}))` : `(${options.key}) IN (${claimable})`;
   return database().sql.query<T>(
     `UPDATE ${t} SET status = '${RUNNING}', "lockedBy" = $1,
        "lockedUntil" = now() + ($2::int * interval '1 millisecond')${attempts}
-     WHERE (${options.key}) IN (${claimable})
+     WHERE ${match}
      RETURNING ${options.returning}`,
     [options.workerId, options.leaseMs, options.limit]
   );
