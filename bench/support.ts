@@ -8,6 +8,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -81,6 +82,38 @@ export function sampleRss(everyMs = 100): { peak(): number; stop(): number } {
       return Math.max(peak, process.memoryUsage().rss);
     },
   };
+}
+
+/**
+ * CPU milliseconds used so far by every process of a command name (Linux /proc; undefined
+ * elsewhere). The PostgreSQL server is a process per connection, beside the benchmark: this is
+ * how its share of a run's CPU on a shared machine is seen.
+ */
+export function cpuMsOfCommand(command: string): number | undefined {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  const ticksPerSecond = 100; // USER_HZ: 100 on every Linux architecture Node runs on
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const open = stat.indexOf("(");
+      const close = stat.lastIndexOf(")");
+      if (stat.slice(open + 1, close) !== command) continue;
+      // Fields after the command, from the 3rd (state): utime and stime are the 14th and 15th;
+      // cutime and cstime (16th, 17th) keep the CPU of children that ended, such as the server's
+      // autovacuum workers, on the PostgreSQL postmaster.
+      const fields = stat.slice(close + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return (ticks * 1000) / ticksPerSecond;
 }
 
 /** execArgv for a child that runs TypeScript like this process does (tsx). */
@@ -175,7 +208,7 @@ export interface EmulatorProcess {
   url: string;
   apiKey: string;
   /** Number of /api requests recorded so far (by status class). */
-  stats(): Promise<{ requests: number; byStatus: Record<string, number>; rss: number }>;
+  stats(): Promise<{ requests: number; byStatus: Record<string, number>; rss: number; cpuMs: number }>;
   /** The recorded /api requests (method, path, body), then clears the recording. */
   takeRequests(): Promise<{ method: string; path: string; body: unknown; status: number | null }[]>;
   clear(): Promise<void>;
@@ -230,7 +263,8 @@ async function emulatorChild(): Promise<void> {
           const k = r.status === null ? "none" : `${String(r.status)[0]}xx`;
           live[k] = (live[k] ?? 0) + 1;
         }
-        return reply({ requests: total + emulator.requests.length, byStatus: live, rss: process.memoryUsage().rss });
+        const cpu = process.cpuUsage();
+        return reply({ requests: total + emulator.requests.length, byStatus: live, rss: process.memoryUsage().rss, cpuMs: (cpu.user + cpu.system) / 1000 });
       }
       case "take": {
         const taken = emulator.requests.map((r) => ({ method: r.method, path: r.path, body: r.body, status: r.status }));
