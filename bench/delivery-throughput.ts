@@ -25,14 +25,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { request as undiciRequest } from "undici";
+import { request as undiciRequest, type Dispatcher } from "undici";
 import { applyTestEnv } from "../test/support/env";
 import {
-  cpuMsOfCommand,
   createBenchDatabase,
   fmt,
   median,
   timeStatements,
+  meterCpu,
   mib,
   postgresAdminUrl,
   printTable,
@@ -176,9 +176,7 @@ async function main(): Promise<void> {
       statements?.reset();
       const rss = sampleRss();
       const profiler = values["cpu-prof"] ? await startProfiler() : undefined;
-      const emulatorCpu0 = (await emulator.stats()).cpuMs;
-      const serverCpu0 = cpuMsOfCommand("postgres");
-      const cpu0 = process.cpuUsage();
+      const meter = await meterCpu(emulator);
       const t0 = performance.now();
       let note: string | undefined;
       let deliveryStage: number | undefined;
@@ -214,9 +212,7 @@ async function main(): Promise<void> {
         }
       }
       const seconds = (performance.now() - t0) / 1000;
-      const cpu = process.cpuUsage(cpu0);
-      const serverCpu1 = cpuMsOfCommand("postgres");
-      const emulatorCpuMs = (await emulator.stats()).cpuMs - emulatorCpu0;
+      const { emulatorStats: stats, ...cpu } = await meter.stop();
       if (statements) statementReports.push({ label: `${label} ${plan.phases ? "phases" : `${plan.workers} worker(s)`}`, text: statements.report() });
       const peak = rss.stop();
       if (profiler) await profiler.stop(path.join(values["cpu-prof"]!, `delivery-${plan.db}-${plan.phases ? "phases" : plan.workers}${rounds > 1 ? `-${round}` : ""}.cpuprofile`));
@@ -227,7 +223,6 @@ async function main(): Promise<void> {
       );
       const calls = counts.find((c) => c.status === "delivered")?.n ?? 0;
       const notDelivered = Object.fromEntries(counts.filter((c) => c.status !== "delivered").map((c) => [c.status, c.n]));
-      const stats = await emulator.stats();
       if (stats.requests !== calls) note = `${note ? `${note}; ` : ""}emulator saw ${stats.requests} requests ${JSON.stringify(stats.byStatus)}`;
       rows.push({
         round,
@@ -242,9 +237,7 @@ async function main(): Promise<void> {
         recordSeconds,
         notDelivered,
         rss: peak,
-        cpuMs: (cpu.user + cpu.system) / 1000,
-        emulatorCpuMs,
-        serverCpuMs: serverCpu0 === undefined || serverCpu1 === undefined ? undefined : serverCpu1 - serverCpu0,
+        ...cpu,
         goal: TARGETS[plan.db],
         note,
       });
@@ -253,13 +246,11 @@ async function main(): Promise<void> {
       if (!plan.phases && plan.workers === 1) {
         const recorded = await emulator.takeRequests();
         for (const transport of TRANSPORTS) {
-          const emulatorCpu0 = (await emulator.stats()).cpuMs;
-          const cpu0 = process.cpuUsage();
+          const meter = await meterCpu(emulator);
           const c = await rawReplay(emulator, recorded, concurrency, transport);
-          const cpu = process.cpuUsage(cpu0);
-          const emulatorCpuMs = (await emulator.stats()).cpuMs - emulatorCpu0;
-          const target = `${label} run's calls → emulator, raw HTTP, ${transport === "request" ? "request()" : "fetch()"}`;
-          ceilings.push({ round, db: plan.db, transport, target, ...c, cpuMs: (cpu.user + cpu.system) / 1000, emulatorCpuMs });
+          const { cpuMs, emulatorCpuMs } = await meter.stop();
+          const target = `${label} run's calls → emulator, raw HTTP, ${transport}()`;
+          ceilings.push({ round, db: plan.db, transport, target, ...c, cpuMs, emulatorCpuMs });
         }
       }
       console.log(`${fmt(calls / seconds, 0)} calls/s`);
@@ -327,7 +318,7 @@ async function main(): Promise<void> {
         ];
       }),
       ...ceilings.map((c) => [
-        `${roundLabel(c.db === "pglite" ? "PGlite" : "PostgreSQL", c.round)}, ceiling, ${c.transport === "request" ? "request()" : "fetch()"}`,
+        `${roundLabel(c.db === "pglite" ? "PGlite" : "PostgreSQL", c.round)}, ceiling, ${c.transport}()`,
         perCall(c.cpuMs, c.calls),
         perCall(c.emulatorCpuMs, c.calls),
         "-",
@@ -371,8 +362,8 @@ async function main(): Promise<void> {
 
 /**
  * How the ceiling's requests are sent. `request` is undici's request(), as the service client sends
- * (app/services/marketing/client.server.ts); `fetch` costs this process about 3× the CPU per call
- * (bench/http-client.ts), so on two cores its ceiling measures the load generator more than the
+ * (app/services/marketing/client.server.ts); `fetch` costs this process 3–4× the CPU per call
+ * (bench/http-client.ts; 0.80–1.09 against 0.19–0.27 ms in the fourteenth session), so on two cores its ceiling measures the load generator more than the
  * emulator. It is kept beside the other for comparison with the earlier sessions' figures.
  */
 type Transport = "request" | "fetch";
@@ -396,7 +387,7 @@ async function rawReplay(
         try {
           const init = { method: r.method, headers, body: r.body === undefined ? undefined : JSON.stringify(r.body), signal: AbortSignal.timeout(10_000) };
           if (transport === "request") {
-            const res = await undiciRequest(emulator.url + r.path, { ...init, method: r.method as "POST" });
+            const res = await undiciRequest(emulator.url + r.path, { ...init, method: r.method as Dispatcher.HttpMethod });
             await res.body.arrayBuffer();
             if (res.statusCode >= 300) errors++;
           } else {

@@ -89,7 +89,7 @@ export function sampleRss(everyMs = 100): { peak(): number; stop(): number } {
  * elsewhere). The PostgreSQL server is a process per connection, beside the benchmark: this is
  * how its share of a run's CPU on a shared machine is seen.
  */
-export function cpuMsOfCommand(command: string): number | undefined {
+function cpuMsOfCommand(command: string): number | undefined {
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
@@ -213,6 +213,35 @@ export interface EmulatorProcess {
   takeRequests(): Promise<{ method: string; path: string; body: unknown; status: number | null }[]>;
   clear(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** CPU spent in ms: this process, the emulator's, and the PostgreSQL server's (undefined off Linux). */
+export interface CpuSpent {
+  cpuMs: number;
+  emulatorCpuMs: number;
+  serverCpuMs: number | undefined;
+  /** The emulator's stats when the meter stopped. */
+  emulatorStats: Awaited<ReturnType<EmulatorProcess["stats"]>>;
+}
+
+/** Starts counting the CPU every process of a run spends (the cores are shared); stop() says how much. */
+export async function meterCpu(emulator: EmulatorProcess): Promise<{ stop(): Promise<CpuSpent> }> {
+  const emulatorAtStart = (await emulator.stats()).cpuMs;
+  const serverAtStart = cpuMsOfCommand("postgres");
+  const ownAtStart = process.cpuUsage();
+  return {
+    async stop() {
+      const own = process.cpuUsage(ownAtStart);
+      const serverNow = cpuMsOfCommand("postgres");
+      const emulatorStats = await emulator.stats();
+      return {
+        cpuMs: (own.user + own.system) / 1000,
+        emulatorCpuMs: emulatorStats.cpuMs - emulatorAtStart,
+        serverCpuMs: serverAtStart === undefined || serverNow === undefined ? undefined : serverNow - serverAtStart,
+        emulatorStats,
+      };
+    },
+  };
 }
 
 const SELF = fileURLToPath(import.meta.url);
