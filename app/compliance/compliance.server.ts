@@ -22,7 +22,7 @@ export interface ComplianceResult {
   calls: { objectKey: string; call: ServiceCall }[];
 }
 
-const shopifyId = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,30}$/)]).transform(String);
+export const shopifyId = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,30}$/)]).transform(String);
 const shopDomain = z.string().max(255);
 const customerRequestSchema = z.object({
   shop_domain: shopDomain,
@@ -65,6 +65,10 @@ export async function handleCompliance(
   }
 
   if (delivery.topic === "shop/redact") {
+    // Shopify asks 48 hours after an uninstall. A shop that is installed (again) keeps its data:
+    // purging would also drop its key and its queue, and break a live installation.
+    const [installed] = await tx.query(`SELECT 1 FROM "Shop" WHERE domain = $1 AND "uninstalledAt" IS NULL`, [delivery.shop]);
+    if (installed) return { outcome: "ignored", detail: "shop/redact: the shop is installed; nothing was deleted", ...none };
     const counts = await purgeShop(tx, delivery.shop);
     return { outcome: "handled", detail: `shop redacted: ${describeCounts(counts)}`, ...none };
   }
@@ -128,8 +132,10 @@ function matchParams(shop: string, c: CustomerRef): unknown[] {
     orders,
   ];
 }
+// A gid or an email counts only as a whole JSON string ("…" with its quotes): as a substring,
+// ann@example.com would match joann@example.com and Customer/1001 would match Customer/10015.
 const mentions = (column: string) =>
-  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, g) > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), $4::text) > 0))`;
+  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, '"' || g || '"') > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), '"' || $4::text || '"') > 0))`;
 // Every statement binds all five parameters; this names them all (PostgreSQL refuses unused ones).
 const ALL = `num_nonnulls($1::text, $2::text[], $3::text[], $4::text, $5::text[]) >= 0`;
 const MATCH = {
@@ -197,7 +203,8 @@ export async function exportCustomer(
 /**
  * customers/redact: every row about the customer goes — object state, queued and dead calls, timers,
  * completed-checkout markers, raw bodies. A call a worker is sending right now is left to finish
- * (deleting it would let the service deletion overtake it), and earlier deletions of the person
+ * (deleting it would let the service deletion overtake it; retention removes its row within 14
+ * days, inside the 30 Shopify allows), and earlier deletions of the person
  * stay (the email they carry is what was erased, and a repeat must not send a second one); the
  * request's own body is emptied.
  */
@@ -222,6 +229,7 @@ export const SHOP_TABLES = [
   ["CompletedCheckout", "shop"],
   ["ObjectState", "shop"],
   ["SyncCounter", "shop"],
+  ["SyncCounterHourly", "shop"],
   ["StorefrontState", "shop"],
   ["StorefrontRateWindow", "shop"],
   ["WebhookDelivery", "shop"],

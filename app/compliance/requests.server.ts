@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { database } from "../db.server";
-import { exportCustomer, knownEmail, type CustomerExport } from "./compliance.server";
+import { parseShopifyJson } from "../sync/json";
+import { exportCustomer, knownEmail, shopifyId, type CustomerExport } from "./compliance.server";
 
 export interface DataRequestSummary {
   id: string;
@@ -11,8 +12,8 @@ export interface DataRequestSummary {
 }
 
 const requestBody = z.object({
-  customer: z.object({ id: z.union([z.number(), z.string()]).transform(String), email: z.string().nullish() }),
-  orders_requested: z.array(z.union([z.number(), z.string()]).transform(String)).nullish(),
+  customer: z.object({ id: shopifyId, email: z.string().nullish() }),
+  orders_requested: z.array(shopifyId).nullish(),
 });
 
 /** The shop's customers/data_request deliveries, newest first (the Privacy page). */
@@ -46,7 +47,8 @@ export async function exportForRequest(shop: string, requestId: string): Promise
 
 function parseRequest(raw: string) {
   try {
-    const parsed = requestBody.safeParse(JSON.parse(raw));
+    // Lossless: a customer id beyond 2^53 must not become its neighbour's.
+    const parsed = requestBody.safeParse(parseShopifyJson(raw));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

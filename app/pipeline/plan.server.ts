@@ -9,7 +9,7 @@ import { shopContext, type ShopContext } from "../shops/connection.server";
 import { handleLifecycle } from "../shops/lifecycle.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
-import { kindOf, topicInfo } from "../topics";
+import { kindOf, topicInfo, topicsWithRole } from "../topics";
 import { applyAbandonment } from "./abandonment.server";
 import { claimRows } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
@@ -56,6 +56,17 @@ interface QueuedCall {
 }
 
 /**
+ * A privacy request is planned only once every delivery of its shop received before it is done:
+ * a redaction planned beside (or while another worker plans) the customer's earlier webhooks would
+ * run before their calls, object state and timers are written, and leave them behind. Compliance
+ * topics are rare, so the check costs the other deliveries nothing (the OR stops at the topic).
+ */
+const COMPLIANCE_WAITS_FOR_EARLIER = `q.topic <> ALL(ARRAY[${topicsWithRole("compliance").map((t) => `'${t}'`).join(", ")}]::text[])
+  OR NOT EXISTS (SELECT 1 FROM "WebhookDelivery" e
+                  WHERE e.status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}') AND e.shop = q.shop
+                    AND (e."receivedAt", e.id) < (q."receivedAt", q.id))`;
+
+/**
  * Turns recorded deliveries into service calls: claim a batch, prepare each delivery (parse, plan),
  * then decide and persist the batch in one transaction. Per Shopify object, planning is serialised
  * (advisory locks on the object keys, taken in sorted order) and applied in order of the object's
@@ -69,6 +80,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
     limit: policy.planBatchSize,
     leaseMs: policy.leaseMs,
     due: `q.status = '${DELIVERY_STATUS.queued}' AND q."runAt" <= now()`,
+    where: COMPLIANCE_WAITS_FOR_EARLIER,
     orderBy: `q."receivedAt", q.id`,
     key: "id",
     returning: `id, "receivedAt" AT TIME ZONE 'UTC' AS "receivedAt", "triggeredAt" AT TIME ZONE 'UTC' AS "triggeredAt",

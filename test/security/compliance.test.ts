@@ -10,6 +10,7 @@ describeEachDatabase("privacy requests", (kind) => {
   let h: PipelineHarness;
   const shop = "privacy.myshopify.com";
   const other = "neighbour.myshopify.com";
+  const overlap = "overlap.myshopify.com";
   const target = { id: "7001", email: "erase.me@example.com" };
   const kept = { id: "7002", email: "keep.me@example.com" };
 
@@ -17,6 +18,7 @@ describeEachDatabase("privacy requests", (kind) => {
     h = await startPipelineHarness({ database: kind });
     await h.connect(shop);
     await h.connect(other);
+    await h.connect(overlap);
     // The merchant chose to delete service contacts when Shopify customers go.
     await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { deleteContactOnCustomerDelete: true } } });
     h.startWorkers();
@@ -33,7 +35,7 @@ describeEachDatabase("privacy requests", (kind) => {
   }, 120_000);
   afterAll(() => h.close());
 
-  async function deliver(s: string, topic: string, body: object) {
+  async function deliver(s: string, topic: string, body: object | string) {
     expect((await h.send({ topic, shop: s, body })).status).toBe(200);
     await h.settle();
   }
@@ -79,7 +81,12 @@ describeEachDatabase("privacy requests", (kind) => {
       expect(found.webhookDeliveries.map((d) => d.topic)).toEqual(expect.arrayContaining(["customers/create", "orders/create"]));
       expect(JSON.stringify(found)).not.toContain(kept.email); // nobody else's data
       // Only the request itself was added.
-      expect(await rowCounts(shop)).toEqual({ ...before, WebhookDelivery: before.WebhookDelivery + 1, SyncCounter: expect.any(Number) });
+      expect(await rowCounts(shop)).toEqual({
+        ...before,
+        WebhookDelivery: before.WebhookDelivery + 1,
+        SyncCounter: expect.any(Number),
+        SyncCounterHourly: expect.any(Number),
+      });
     });
   });
 
@@ -112,7 +119,7 @@ describeEachDatabase("privacy requests", (kind) => {
       const before = await rowCounts(shop);
       await deliver(shop, "customers/redact", request(shop, target, { orders_to_redact: [8001] }));
       expect(await lastDelivery(shop, "customers/redact")).toMatchObject({ outcome: "handled" });
-      expect(await rowCounts(shop)).toEqual({ ...before, WebhookDelivery: before.WebhookDelivery + 1 });
+      expect(await rowCounts(shop)).toEqual({ ...before, WebhookDelivery: before.WebhookDelivery + 1, SyncCounterHourly: expect.any(Number) });
       const dead = await h.app.db.prisma.outboundCall.findMany({ where: { shop, status: "dead" } });
       expect(dead.map((d) => d.lastError)).toEqual([]);
     });
@@ -122,6 +129,80 @@ describeEachDatabase("privacy requests", (kind) => {
       expect(await lastDelivery(other, "customers/redact")).toMatchObject({ outcome: "handled" });
       expect((await lastDelivery(other, "customers/redact"))?.outcomeDetail).toMatch(/service contact kept/);
       expect(h.emulator.person(kept.email)).toBeDefined();
+    });
+  });
+
+  describe("whose rows a request concerns", () => {
+    const ann = { id: "1001", email: "ann@example.com" };
+    const joann = { id: "2002", email: "joann@example.com" };
+    const longerId = { id: "10015", email: "ten.zero.one.five@example.com" };
+    const keysOf = async (s: string) =>
+      (await h.app.db.prisma.objectState.findMany({ where: { shop: s }, select: { objectKey: true } })).map((o) => o.objectKey);
+
+    it("matches an email and an id as whole values: ann@ is not joann@, customer 1001 is not 10015", async () => {
+      for (const c of [ann, joann, longerId]) await deliver(overlap, "customers/create", customerBody({ id: c.id, email: c.email }));
+      const found = await exportCustomer(database().sql, overlap, ann);
+      expect(found.objectStates.map((o) => o.objectKey)).toEqual(["customer:1001"]);
+      expect(JSON.stringify(found)).not.toContain(joann.email);
+      expect(JSON.stringify(found)).not.toContain("Customer/10015");
+
+      await deliver(overlap, "customers/redact", request(overlap, ann, { orders_to_redact: [] }));
+      expect(await keysOf(overlap)).toEqual(expect.arrayContaining(["customer:2002", "customer:10015"]));
+      expect(await keysOf(overlap)).not.toContain("customer:1001");
+      const bodies = await h.app.db.prisma.webhookDelivery.findMany({ where: { shop: overlap, topic: "customers/create" }, select: { rawBody: true } });
+      expect(bodies.map((b) => b.rawBody).join()).toContain(joann.email);
+      expect(bodies.map((b) => b.rawBody).join()).toContain("Customer/10015");
+      expect(h.emulator.person(joann.email)).toBeDefined();
+    });
+
+    it("a redaction waits for the customer's earlier webhooks, so none of their rows is left behind", async () => {
+      const late = { id: "5151", email: "erase.5151@example.com" };
+      await h.stopWorkers();
+      // Both wait in the queue, as after a restart or during a backlog: one worker then takes them together.
+      expect((await h.send({ topic: "customers/create", shop: overlap, body: customerBody(late) })).status).toBe(200);
+      expect((await h.send({ topic: "customers/redact", shop: overlap, body: request(overlap, late, { orders_to_redact: [] }) })).status).toBe(200);
+      h.startWorkers();
+      await h.settle();
+      expect(await lastDelivery(overlap, "customers/redact")).toMatchObject({ outcome: "handled" });
+      expect(await keysOf(overlap)).not.toContain("customer:5151");
+      const found = await exportCustomer(database().sql, overlap, late);
+      // A call being sent as the redaction ran is left to finish (retention removes its row within 14
+      // days); nothing else about the customer stays.
+      const left = found.outboundCalls.filter((c) => c.status !== "delivered" && (c.call as { op: string }).op !== "person.delete");
+      expect({ ...found, outboundCalls: left, rowCount: undefined, generatedAt: undefined }).toMatchObject({
+        objectStates: [],
+        outboundCalls: [],
+        abandonmentTimers: [],
+        completedCheckouts: [],
+        webhookDeliveries: [],
+      });
+    });
+
+    it("the Privacy page's export names a customer beyond 2^53 exactly, not its neighbour", async () => {
+      const { mintSessionToken, CHROME_UA } = await import("../support/session-token");
+      const big = "9007199254740993";
+      const neighbour = "9007199254740992"; // what the id becomes as a JavaScript number
+      await deliver(overlap, "customers/create", customerBody({ id: big, email: "big.id@example.com" }));
+      await deliver(overlap, "customers/create", customerBody({ id: neighbour, email: "neighbour.id@example.com" }));
+      // Shopify writes the id as a bare number: the body is sent as written.
+      await deliver(overlap, "customers/data_request", `{"shop_id":1,"shop_domain":"${overlap}","customer":{"id":${big},"email":null},"orders_requested":[],"data_request":{"id":3}}`);
+      const row = await lastDelivery(overlap, "customers/data_request");
+      const res = await fetch(`${h.app.url}/app/privacy-export?shop=${overlap}&id=${row!.id}`, {
+        headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await mintSessionToken({ shop: overlap })}` },
+      });
+      expect(res.status).toBe(200);
+      const data = (await res.json()) as { customer: { id: string; email: string }; objectStates: { objectKey: string }[] };
+      expect(data.customer).toMatchObject({ id: big, email: "big.id@example.com" });
+      expect(data.objectStates.map((o) => o.objectKey)).toEqual([`customer:${big}`]);
+    });
+
+    it("shop/redact for a shop that is installed deletes nothing", async () => {
+      const before = await rowCounts(overlap);
+      await deliver(overlap, "shop/redact", { shop_id: 1, shop_domain: overlap });
+      expect(await lastDelivery(overlap, "shop/redact")).toMatchObject({ outcome: "ignored", outcomeDetail: "shop/redact: the shop is installed; nothing was deleted" });
+      const after = await rowCounts(overlap);
+      expect(after).toEqual({ ...before, WebhookDelivery: before.WebhookDelivery + 1, SyncCounter: expect.any(Number), SyncCounterHourly: expect.any(Number) });
+      expect((await h.app.db.prisma.shop.findUnique({ where: { domain: overlap } }))?.serviceKeyEnc).toBeTruthy();
     });
   });
 
