@@ -167,6 +167,13 @@ const BODY_SHOP_FIELDS: Record<string, string[]> = {
   "shop/redact": ["shop_domain"],
 };
 
+// Keys that only the other customer privacy request carries: a signed data request re-sent as a
+// redaction (which deletes the customer's rows and the contact) is refused, and the reverse.
+const OTHER_REQUEST_KEYS: Record<string, string[]> = {
+  "customers/redact": ["data_request", "orders_requested"],
+  "customers/data_request": ["orders_to_redact"],
+};
+
 /** Why the body contradicts the header shop (or cannot vouch for it), else undefined. */
 export function bodyShopMismatch(topic: string, rawBody: string, shop: string): string | undefined {
   const role = topicInfo(topic)?.role;
@@ -180,6 +187,8 @@ export function bodyShopMismatch(topic: string, rawBody: string, shop: string): 
     return "Body is not valid JSON";
   }
   if (!body || typeof body !== "object" || Array.isArray(body)) return "Body is not a JSON object";
+  const foreign = (OTHER_REQUEST_KEYS[normalizeTopic(topic)] ?? []).find((k) => Object.hasOwn(body, k));
+  if (foreign) return `Body is not a ${normalizeTopic(topic)} request (it carries ${foreign})`;
   const named = fields
     .map((f) => (body as Record<string, unknown>)[f])
     .filter((v): v is string => typeof v === "string" && v.endsWith(".myshopify.com"));
@@ -190,7 +199,8 @@ export function bodyShopMismatch(topic: string, rawBody: string, shop: string): 
 
 /**
  * customers/delete deletes a person: another object's signed body (an order, whose id may match a
- * customer's) re-sent under this topic is refused by its own admin_graphql_api_id.
+ * customer's) re-sent under this topic is refused by its own admin_graphql_api_id, and a live
+ * customer's record by its created_at.
  */
 function notACustomer(rawBody: string): string | undefined {
   let body: unknown;
@@ -199,7 +209,11 @@ function notACustomer(rawBody: string): string | undefined {
   } catch {
     return undefined; // planning records it as invalid, with the parser's reason
   }
-  const gid = body && typeof body === "object" ? (body as Record<string, unknown>).admin_graphql_api_id : undefined;
-  return typeof gid === "string" && !gid.startsWith("gid://shopify/Customer/") ? "Body is not a customer" : undefined;
+  if (!body || typeof body !== "object") return undefined;
+  const { admin_graphql_api_id: gid, created_at: createdAt } = body as Record<string, unknown>;
+  if (typeof gid === "string" && !gid.startsWith("gid://shopify/Customer/")) return "Body is not a customer";
+  // A deletion carries the id and little else; a customer's whole record (a create or update body,
+  // which has its creation time) re-sent under this topic would delete a live customer.
+  return typeof createdAt === "string" ? "Body is a customer record, not a deletion" : undefined;
 }
 

@@ -50,6 +50,29 @@ describe("webhook headers are not trusted", () => {
     expect(await res.text()).toBe("Body is not a customer");
   });
 
+  it(`refuses a privacy request's signed body replayed under the other privacy topic (${via})`, async () => {
+    const dataRequest = { shop_id: 1, shop_domain: victim, customer: { id: 5, email: "a@example.com" }, orders_requested: [7], data_request: { id: 9 } };
+    const redaction = { shop_id: 1, shop_domain: victim, customer: { id: 5, email: "a@example.com" }, orders_to_redact: [7] };
+    const before = await stored();
+    const asRedact = await sendWebhook(app.url, { topic: "customers/redact", shop: victim, body: dataRequest });
+    expect(asRedact.status).toBe(400);
+    expect(await asRedact.text()).toBe("Body is not a customers/redact request (it carries data_request)");
+    const asRequest = await sendWebhook(app.url, { topic: "customers/data_request", shop: victim, body: redaction });
+    expect(asRequest.status).toBe(400);
+    expect(await asRequest.text()).toBe("Body is not a customers/data_request request (it carries orders_to_redact)");
+    expect(await stored()).toBe(before);
+    // Each body under its own topic is taken.
+    expect((await sendWebhook(app.url, { topic: "customers/data_request", shop: victim, body: dataRequest })).status).toBe(200);
+    expect((await sendWebhook(app.url, { topic: "customers/redact", shop: victim, body: redaction })).status).toBe(200);
+  });
+
+  it(`refuses a live customer's signed record replayed as customers/delete, and takes the documented deletion (${via})`, async () => {
+    const res = await sendWebhook(app.url, { topic: "customers/delete", shop: victim, body: customerBody({ id: "5" }) });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toBe("Body is a customer record, not a deletion");
+    expect((await sendWebhook(app.url, { topic: "customers/delete", shop: victim, body: fixture("customers/delete") })).status).toBe(200);
+  });
+
   it(`accepts the same requests when body and header agree (${via})`, async () => {
     const res = await sendWebhook(app.url, { topic: "customers/redact", shop: victim, body: { shop_id: 1, shop_domain: victim, customer: { id: 5 } } });
     expect(res.status).toBe(200);
