@@ -30,6 +30,9 @@ const SENSITIVE_KEYS = new Set([
   "encryptionkey", "body", "rawbody", "payload", "call", "calls", "snapshot", "state", "request", "response", "lastresponse",
   "email", "idoremail", "phone", "firstname", "lastname", "name", "address", "address1", "address2", "defaultaddress",
   "addresses", "customer", "person", "ip", "browserip",
+  // A database error carries the statement (PGlite writes the bound values into it), its values and
+  // PostgreSQL's detail/where lines, which quote the row or the JSON that failed: a webhook's body.
+  "query", "params", "parameters", "values", "detail", "where", "internalquery",
 ]);
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;

@@ -78,6 +78,17 @@ it("censors secrets and personal data at any depth, and keeps the stack of an un
     expect(out).not.toContain(leaked);
   }
   expect(out).toContain(shop); // ids stay
+  // A failed statement: PGlite puts the bound values into the query text, PostgreSQL quotes the row.
+  const failed = Object.assign(new Error("could not extend file: No space left on device"), {
+    code: "53100",
+    query: `EXECUTE record_delivery('{"first_name":"Zebulon","phone":"+15555550123"}')`,
+    params: ['{"first_name":"Zebulon"}'],
+    detail: "Failing row contains (1 Hidden Lane).",
+    where: 'JSON data, line 1: {"first_name":"Zebulon"',
+  });
+  const dbOut = JSON.stringify(scrub({ err: failed }));
+  for (const leaked of ["Zebulon", "+15555550123", "1 Hidden Lane"]) expect(dbOut).not.toContain(leaked);
+  expect(dbOut).toContain("53100"); // what went wrong stays readable
   const kept = scrub({ err: error }) as { err: Error };
   expect(kept.err.message).toBe("upsert of [email] failed");
   expect(kept.err.stack).toContain("logging.test.ts");
