@@ -63,11 +63,17 @@ export function preferGid(gid: string | null | undefined, id: string | null | un
   return gidNumber(gid) ?? id ?? null;
 }
 
-/** Opaque tokens (cart/checkout tokens, cart ids like "exampleCartId"). */
-const token = z.union([z.string(), z.number()]).transform((v) => String(v).trim());
+/**
+ * Opaque tokens (cart/checkout tokens, cart ids like "exampleCartId"). Blank counts as missing:
+ * Shopify sends `cart_token: ""` for draft-order and wallet checkouts, and `??` fallbacks must apply.
+ */
+const token = z.union([z.string(), z.number()]).transform((v) => String(v).trim() || null);
 
 /** Free text: numbers are accepted (zip codes, phones sent as numbers). */
 const text = z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v));
+
+/** A name or title: blank counts as missing, so the mappers' fallbacks (another name, a default) apply. */
+const label = text.transform((v) => (v.trim() === "" ? null : v));
 
 /** Exact decimal money as a canonical string ("12.50"); "" counts as missing. */
 export const money = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -218,9 +224,9 @@ export const orderLineItem = z
     admin_graphql_api_id: nul(z.string()),
     product_id: nul(shopifyId),
     variant_id: nul(shopifyId),
-    name: nul(text),
-    title: nul(text),
-    variant_title: nul(text),
+    name: nul(label),
+    title: nul(label),
+    variant_title: nul(label),
     sku: nul(text),
     vendor: nul(text),
     price: nul(money),
@@ -249,7 +255,7 @@ export const orderPayload = z
   .looseObject({
     id: nul(shopifyId),
     admin_graphql_api_id: nul(z.string()),
-    name: nul(text),
+    name: nul(label),
     order_number: nul(z.union([z.number(), z.string()])),
     email: nul(z.string()),
     contact_email: nul(z.string()),
@@ -323,6 +329,7 @@ const refundLineItem = z.looseObject({
   subtotal: nul(money),
   total_tax: nul(money),
   subtotal_set: nul(moneySet),
+  total_tax_set: nul(moneySet),
   line_item: nul(orderLineItem),
 });
 
@@ -344,8 +351,16 @@ export const refundPayload = z
     note: nul(z.string()),
     refund_line_items: arr(refundLineItem),
     transactions: arr(transaction),
-    refund_shipping_lines: arr(z.looseObject({ subtotal_amount_set: nul(moneySet) })),
-    order_adjustments: arr(z.looseObject({ amount: nul(money), tax_amount: nul(money), kind: nul(z.string()) })),
+    refund_shipping_lines: arr(z.looseObject({ subtotal_amount_set: nul(moneySet), tax_amount_set: nul(moneySet) })),
+    order_adjustments: arr(
+      z.looseObject({
+        amount: nul(money),
+        tax_amount: nul(money),
+        amount_set: nul(moneySet),
+        tax_amount_set: nul(moneySet),
+        kind: nul(z.string()),
+      }),
+    ),
   })
   .transform(resolveId)
   .superRefine(requireId("Refund"))
@@ -377,7 +392,7 @@ export const productPayload = z
   .looseObject({
     id: nul(shopifyId),
     admin_graphql_api_id: nul(z.string()),
-    title: nul(text),
+    title: nul(label),
     body_html: nul(z.string()),
     handle: nul(z.string()),
     product_type: nul(text),
@@ -407,9 +422,9 @@ export const cartLineItem = z.looseObject({
   key: nul(z.string()),
   product_id: nul(shopifyId),
   variant_id: nul(shopifyId),
-  title: nul(text),
-  presentment_title: nul(text),
-  variant_title: nul(text),
+  title: nul(label),
+  presentment_title: nul(label),
+  variant_title: nul(label),
   sku: nul(text),
   vendor: nul(text),
   quantity: nul(z.number().int()),
@@ -483,8 +498,8 @@ export type CheckoutPayload = z.output<typeof checkoutPayload>;
 
 const subscriptionLine = z.looseObject({
   id: nul(shopifyId),
-  title: nul(text),
-  variant_title: nul(text),
+  title: nul(label),
+  variant_title: nul(label),
   product_id: nul(shopifyId),
   variant_id: nul(shopifyId),
   sku: nul(text),

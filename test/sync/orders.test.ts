@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseShopifyJson } from "../../app/sync/json";
 import { InvalidPayloadError, planWebhook } from "../../app/sync/plan";
 import {
   eventOf,
   fixture,
+  FIXTURE_DIR,
   makeCtx,
   manyLines,
   nullOut,
@@ -279,14 +282,69 @@ describe("refunds", () => {
     expect(plans[3].nextState).toMatchObject({ refunded: "59.97" });
   });
 
-  it("failed transactions are not counted: refunded lines (subtotal + tax) are used instead", () => {
+  it("a refund without a successful money transaction reports nothing and adds nothing; the later money refund counts once", () => {
     const prior = run("orders/create", fixture("orders/create")).nextState;
-    const plan = run(
-      "refunds/create",
-      { ...fixture("refunds/create"), transactions: [{ kind: "refund", status: "failure", amount: "75.00" }] },
-      makeCtx({ prior }),
-    );
-    const custom = plan.calls[0];
-    expect(custom.op === "event.custom" && (custom.body.properties as Json).amount).toBe(414.95);
+    for (const transactions of [[], [{ kind: "refund", status: "failure", amount: "75.00" }], [{ kind: "refund", status: "pending", amount: "75.00" }], [{ kind: "sale", status: "success", amount: "75.00" }]]) {
+      const plan = run("refunds/create", { ...fixture("refunds/create"), transactions }, makeCtx({ prior }));
+      expect(plan.calls).toEqual([]);
+      expect(plan.skipped).toMatch(/no money/);
+      expect(plan.nextState).toMatchObject({ refunded: "0", refundIds: ["890088186047892319"] });
+    }
+    const plans = runSequence([
+      { topic: "orders/create", body: orderBody() },
+      { topic: "refunds/create", body: { id: 1, order_id: 4242, refund_line_items: [{ id: 2, line_item_id: 1001, quantity: 3, subtotal: "59.97", total_tax: "0.00" }], transactions: [] } },
+      { topic: "refunds/create", body: { id: 3, order_id: 4242, transactions: [{ id: 4, kind: "refund", status: "success", amount: "59.97", currency: "USD" }] } },
+    ]);
+    expect(plans[1].calls).toEqual([]);
+    expect(plans[1].nextState).toMatchObject({ refunded: "0", refundIds: ["1"] });
+    const custom = plans[2].calls[0];
+    expect(custom.op === "event.custom" && custom.body.properties).toMatchObject({ refund_id: "3", amount: 59.97, currency: "USD" });
+    expect(eventOf(plans[2], "order", "updated").status).toBe("refunded");
+    expect(plans[2].nextState).toMatchObject({ refunded: "59.97" });
+  });
+
+  describe("money in the shop currency, never the buyer's", () => {
+    const variant = (file: string): Json => JSON.parse(readFileSync(path.join(FIXTURE_DIR, "variants", file), "utf8"));
+    const eurOrder = orderBody({ id: 31000, currency: "EUR", presentment_currency: "GBP", financial_status: "paid", total_price: "100.00", line_items: [orderLine(1, "84.03", 1)] });
+    const refundOf = (body: Json) => {
+      const [, plan] = runSequence([{ topic: "orders/create", body: eurOrder }, { topic: "refunds/create", body }]);
+      const custom = plan.calls[0];
+      return { plan, properties: (custom.op === "event.custom" ? custom.body.properties : {}) as Json };
+    };
+
+    it("a full refund paid back in GBP is 100 EUR, refunded, with the lines in EUR", () => {
+      const { plan, properties } = refundOf(variant("refunds.create.presentment-gbp.json"));
+      expect(properties).toMatchObject({ amount: 100, currency: "EUR", items: [{ line_item_id: "31001", amount: 84.03, taxes: 15.97 }] });
+      expect(eventOf(plan, "order", "updated")).toMatchObject({ status: "refunded", currency: "EUR" });
+      expect(plan.nextState).toMatchObject({ refunded: "100.00" });
+    });
+
+    it("a transaction without a currency is read in the refund's presentment currency", () => {
+      const body = variant("refunds.create.presentment-gbp.json");
+      body.transactions[0].currency = null;
+      expect(refundOf(body).properties).toMatchObject({ amount: 100, currency: "EUR" });
+    });
+
+    it("shipping (a shipping line, or else a shipping adjustment) and a refund short of the lines are counted in EUR", () => {
+      const eur = (shop: string, pres: string) => ({ shop_money: { amount: shop, currency_code: "EUR" }, presentment_money: { amount: pres, currency_code: "GBP" } });
+      const base = variant("refunds.create.presentment-gbp.json");
+      const shippingLine = { ...base, refund_shipping_lines: [{ subtotal_amount_set: eur("4.20", "3.61"), tax_amount_set: eur("0.80", "0.69") }], order_adjustments: [{ kind: "shipping_refund", amount: "-4.20", tax_amount: "-0.80", amount_set: eur("-4.20", "-3.61"), tax_amount_set: eur("-0.80", "-0.69") }] };
+      expect(refundOf(shippingLine).properties.amount).toBe(105);
+      const adjustmentOnly = { ...shippingLine, refund_shipping_lines: [] };
+      expect(refundOf(adjustmentOnly).properties.amount).toBe(105);
+      const short = { ...base, order_adjustments: [{ kind: "refund_discrepancy", amount: "10.00", tax_amount: "0.00", amount_set: eur("10.00", "8.60"), tax_amount_set: eur("0.00", "0.00") }] };
+      const { plan, properties } = refundOf(short);
+      expect(properties.amount).toBe(90);
+      expect(eventOf(plan, "order", "updated").status).toBe("partially_refunded");
+    });
+
+    it("refunds in the shop currency are the transactions as paid (USD order, USD refund)", () => {
+      const [, plan] = runSequence([
+        { topic: "orders/create", body: orderBody() },
+        { topic: "refunds/create", body: { id: 9, order_id: 4242, refund_line_items: [{ id: 10, line_item_id: 1001, quantity: 1, subtotal: "19.99", total_tax: "0.00" }], transactions: [{ kind: "refund", status: "success", amount: "15.00", currency: "USD" }] } },
+      ]);
+      const custom = plan.calls[0];
+      expect(custom.op === "event.custom" && custom.body.properties).toMatchObject({ amount: 15, currency: "USD" });
+    });
   });
 });

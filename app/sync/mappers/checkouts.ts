@@ -134,6 +134,18 @@ export function mapCheckoutDelete(ch: CheckoutPayload, ctx: SyncContext): SyncPl
 
 /** The scheduler's call, after the delay: exactly one `cart/abandoned` for the snapshot. */
 export function mapAbandonedCheckout(snapshot: unknown, ctx: Pick<SyncContext, "settings" | "now">): ServiceCall {
-  const s = abandonedCheckoutSnapshotSchema.parse(snapshot);
+  const s = abandonedCheckoutSnapshotSchema.parse(withCartId(snapshot));
   return eventCall("cart", "abandoned", cartBody(s, ctx.settings.source, ctx.now.toISOString()));
+}
+
+/**
+ * Timers scheduled before blank cart tokens were read as missing hold `cartId: ""` (and would fail
+ * for ever): such a cart is named by its checkout token, as a new snapshot would be.
+ */
+function withCartId(snapshot: unknown): unknown {
+  if (typeof snapshot !== "object" || snapshot === null) return snapshot;
+  const s = snapshot as { cartId?: unknown; cartToken?: unknown; token?: unknown };
+  if (typeof s.cartId !== "string" || s.cartId.trim() !== "") return snapshot;
+  const cartToken = typeof s.cartToken === "string" && s.cartToken.trim() !== "" ? s.cartToken : null;
+  return { ...s, cartToken, cartId: cartToken ?? s.token };
 }

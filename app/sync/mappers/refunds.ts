@@ -7,29 +7,45 @@
 import type { CustomEvent, OrderEvent } from "../../services/marketing/schemas";
 import { compareMoney, fromMinor, minorToDecimal, sumMinor, toMinor } from "../money";
 import type { RefundPayload } from "../payloads";
-import { compact, currencyOf, eventCall, personRef, priorOf, type SyncContext, type SyncPlan } from "./common";
+import { amount, compact, currencyOf, eventCall, personRef, priorOf, type SyncContext, type SyncPlan } from "./common";
 import { orderObjectKey } from "./orders";
 
 export const ORDER_REFUNDED_EVENT = "order_refunded";
 
+/** The shop currency: the order's (its amounts are in it), else the refund lines' shop money. */
 function refundCurrency(r: RefundPayload, orderCurrency: string | null, ctx: SyncContext): string | undefined {
   const fromLines = r.refund_line_items.map((l) => l.subtotal_set?.shop_money?.currency_code ?? null);
-  const fromTransactions = r.transactions.map((t) => t.currency);
-  return currencyOf(orderCurrency, ...fromLines, ...fromTransactions, ctx.currency);
+  return currencyOf(orderCurrency, ...fromLines, ctx.currency);
+}
+
+type MoneySet = RefundPayload["refund_line_items"][number]["subtotal_set"];
+/** The shop-money amount of a { shop_money, presentment_money } pair, else the legacy field. */
+const shop = (set: MoneySet, legacy?: string | null) => set?.shop_money?.amount ?? legacy ?? null;
+
+/** Money that went back to the buyer: successful refund transactions only (not failed, pending or restock-only). */
+function moneyRefunds(r: RefundPayload) {
+  return r.transactions.filter((t) => t.kind?.toLowerCase() === "refund" && t.status?.toLowerCase() === "success");
 }
 
 /**
- * Money actually returned: successful refund transactions. Without transactions (e.g. a restock-only
- * or store-credit refund) the refunded lines (subtotal + tax) and shipping are used instead.
+ * The refund in the shop currency, minor units; 0 when no money moved. Transactions are in the
+ * buyer's (presentment) currency: summed as they are only when that is the shop currency; otherwise
+ * the refund's own shop-money breakdown is used (lines + tax + shipping, less the adjustments that
+ * record a refund short of it; a shipping refund is a negative adjustment when no shipping line says it).
  */
 export function refundAmountMinor(r: RefundPayload, currency: string | undefined): bigint {
-  const refunds = r.transactions.filter(
-    (t) => (t.kind ?? "refund").toLowerCase() === "refund" && ["success", null].includes(t.status?.toLowerCase() ?? null),
-  );
-  if (refunds.length > 0) return sumMinor(refunds.map((t) => t.amount), currency);
+  const refunds = moneyRefunds(r);
+  if (refunds.length === 0) return 0n;
+  const presentment = r.refund_line_items.map((l) => l.subtotal_set?.presentment_money?.currency_code).find(Boolean) ?? currency;
+  if (refunds.every((t) => (t.currency ?? presentment) === currency)) return sumMinor(refunds.map((t) => t.amount), currency);
+  const shippingLines = r.refund_shipping_lines.flatMap((s) => [shop(s.subtotal_amount_set), shop(s.tax_amount_set)]);
+  const adjustments = r.order_adjustments
+    .filter((a) => !(r.refund_shipping_lines.length > 0 && a.kind === "shipping_refund"))
+    .flatMap((a) => [shop(a.amount_set, a.amount), shop(a.tax_amount_set, a.tax_amount)]);
   return (
-    sumMinor(r.refund_line_items.flatMap((l) => [l.subtotal, l.total_tax]), currency) +
-    sumMinor(r.refund_shipping_lines.map((s) => s.subtotal_amount_set?.shop_money?.amount ?? null), currency)
+    sumMinor(r.refund_line_items.flatMap((l) => [shop(l.subtotal_set, l.subtotal), shop(l.total_tax_set, l.total_tax)]), currency) +
+    sumMinor(shippingLines, currency) -
+    sumMinor(adjustments, currency)
   );
 }
 
@@ -50,6 +66,18 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
     };
   }
 
+  if (moneyRefunds(r).length === 0) {
+    // order_refunded starts the service's automations: a refund email for money that never moved
+    // would mislead the buyer, and Shopify's financial status has not changed either.
+    return {
+      objectKey,
+      objectUpdatedAt: null,
+      calls: [],
+      nextState: { ...prior, refundIds: [...prior.refundIds, r.id] },
+      skipped: "refund returned no money (restock only, or no successful refund transaction)",
+    };
+  }
+
   const currency = refundCurrency(r, prior.currency, ctx);
   const refundMinor = refundAmountMinor(r, currency);
   const refundedSoFar = toMinor(prior.refunded, currency) + refundMinor;
@@ -66,8 +94,8 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
       name: l.line_item?.name ?? l.line_item?.title,
       sku: l.line_item?.sku,
       quantity: l.quantity,
-      amount: l.subtotal !== null ? fromMinor(toMinor(l.subtotal, currency), currency) : undefined,
-      taxes: l.total_tax !== null ? fromMinor(toMinor(l.total_tax, currency), currency) : undefined,
+      amount: amount(shop(l.subtotal_set, l.subtotal), currency),
+      taxes: amount(shop(l.total_tax_set, l.total_tax), currency),
     }),
   );
 
