@@ -73,14 +73,24 @@ export function backoffMs(attempt: number, policy: Pick<PipelinePolicy, "backoff
   return Math.round(Math.random() * ceiling);
 }
 
-/** The wait before the next attempt: the service's Retry-After when it gives one, never beyond the cap. */
+/**
+ * The shortest wait after a Retry-After: `Retry-After: 0` or a past date would otherwise re-send at
+ * once, and a 429 gives its attempt back, so the call would hammer the service until its deadline.
+ */
+export const MIN_RETRY_AFTER_MS = 1_000;
+
+/**
+ * The wait before the next attempt: the service's Retry-After when it gives one (at least the first
+ * backoff step and MIN_RETRY_AFTER_MS), never beyond the cap.
+ */
 export function retryDelayMs(
   attempt: number,
   policy: Pick<PipelinePolicy, "backoffBaseMs" | "backoffCapMs">,
   retryAfterMs?: number,
 ): number {
   if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
-    return Math.min(Math.round(retryAfterMs), policy.backoffCapMs);
+    const floor = Math.max(policy.backoffBaseMs, MIN_RETRY_AFTER_MS);
+    return Math.min(Math.max(Math.round(retryAfterMs), floor), policy.backoffCapMs);
   }
   return backoffMs(attempt, policy);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backoffMs, PIPELINE_POLICY, retryDelayMs } from "~/pipeline/policy";
+import { backoffMs, MIN_RETRY_AFTER_MS, PIPELINE_POLICY, retryDelayMs } from "~/pipeline/policy";
+import { parseRetryAfter } from "~/services/marketing/errors";
 
 describe("the production retry policy", () => {
   it("lets the 24-hour deadline, not the attempt bound, decide when a failing call is given up", () => {
@@ -20,5 +21,16 @@ describe("the production retry policy", () => {
     expect(retryDelayMs(3, PIPELINE_POLICY, 30_000)).toBe(30_000);
     expect(retryDelayMs(3, PIPELINE_POLICY, 40 * 86_400_000)).toBe(PIPELINE_POLICY.backoffCapMs);
     for (let i = 0; i < 100; i++) expect(retryDelayMs(50, PIPELINE_POLICY)).toBeLessThanOrEqual(PIPELINE_POLICY.backoffCapMs);
+  });
+
+  it("never re-sends at once on Retry-After: 0 or a date already past (a 429 gives its attempt back)", () => {
+    const floor = Math.max(PIPELINE_POLICY.backoffBaseMs, MIN_RETRY_AFTER_MS);
+    const past = parseRetryAfter(new Date(Date.now() - 60_000).toUTCString());
+    for (const retryAfterMs of [0, parseRetryAfter("0"), past, 1]) {
+      expect(retryDelayMs(1, PIPELINE_POLICY, retryAfterMs)).toBe(floor);
+    }
+    expect(floor).toBeGreaterThanOrEqual(1_000);
+    // A policy whose cap is below the floor (the tests' fast one) keeps its cap.
+    expect(retryDelayMs(1, { backoffBaseMs: 5, backoffCapMs: 50 }, 0)).toBe(50);
   });
 });

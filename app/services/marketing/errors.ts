@@ -136,6 +136,13 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   return Math.max(0, at - now);
 }
 
+/**
+ * Spec gap (§7 gives these statuses no meaning): 408 Request Timeout and 425 Too Early say the request
+ * was not processed and may be repeated; 409 Conflict is read the same way (a concurrent change that
+ * a later try resolves). Classified `retry_later` (retryable) instead of a permanent `client_error`.
+ */
+export const RETRYABLE_CLIENT_STATUSES: ReadonlySet<number> = new Set([408, 409, 425]);
+
 const ASKS_TO_RETRY = /\b(re-?try|try again)\b/i;
 const EMAIL_IN_TEXT = /[^\s"'<>(),;:]+@[^\s"'<>(),;:]+\.[^\s"'<>(),;:]+/g;
 
@@ -184,6 +191,7 @@ export function classifyHttpError({ status, body, retryAfter, method, path }: Ht
   if (errors && status < 500) return make("validation");
   if (status === 422) return make("validation");
   if (status >= 500) return make("server_error");
+  if (RETRYABLE_CLIENT_STATUSES.has(status)) return make("retry_later");
   return make("client_error");
 }
 
