@@ -54,6 +54,9 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
+  // Proxies of the app's own (a load balancer, a PaaS router) that append to X-Forwarded-For after
+  // Shopify's app proxy: the storefront's per-address rate limit reads the entry before theirs.
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   // Tests and the demo only (local app URL, local target): Shopify Admin API calls (token
   // exchange with the client secret, GraphQL) go to this origin; App Bridge is loaded from here.
   SHOPIFY_ADMIN_API_ORIGIN: z.url({ protocol: /^https?$/ }).optional(),
@@ -143,6 +146,7 @@ export function buildConfig(env: Record<string, string | undefined>) {
     port: e.PORT,
     host: e.HOST,
     runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
+    trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     adminApiOrigin: e.SHOPIFY_ADMIN_API_ORIGIN,
     appBridgeUrl: e.APP_BRIDGE_URL,
     production,

@@ -5,12 +5,13 @@ import { logger } from "../logger.server";
 import { serviceCallSchema, type ServiceCall } from "../services/marketing/schemas";
 import { parseSettings } from "../sync/settings";
 import { STOREFRONT_POLICY } from "./policy";
-import { hitRateLimit } from "./rate-limit.server";
+import { hitRateLimits, type LimitedBy } from "./rate-limit.server";
 
 /**
  * Storefront events from the web pixel (extensions/storefront-events), received through the app
- * proxy: validated, rate-limited per visitor, and queued as OutboundCalls (the same durable queue
- * webhooks feed), so an outage of the service loses nothing. The entry: receiveStorefrontEvent.
+ * proxy: validated, rate-limited (per address, shop and visitor), and queued as OutboundCalls (the
+ * same durable queue webhooks feed), so an outage of the service loses nothing. The entry:
+ * receiveStorefrontEvent.
  */
 
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -62,7 +63,10 @@ export interface StorefrontRequest {
   /** From the signed proxy query (`logged_in_customer_id`): the only customer identity trusted. */
   loggedInCustomerId: string | null;
   rawBody: string;
-  /** The visitor's address as the proxy forwards it: the rate-limit key of a visitor with no id. */
+  /**
+   * The visitor's address as Shopify's proxy forwarded it (proxy.server.ts clientIpOf; null if
+   * none): the address limit's key, and the visitor key of a visitor with no id.
+   */
   clientIp: string | null;
 }
 
@@ -92,16 +96,22 @@ export async function receiveStorefrontEvent(req: StorefrontRequest): Promise<St
   const customerId = req.loggedInCustomerId && /^\d{1,20}$/.test(req.loggedInCustomerId) ? req.loggedInCustomerId : null;
   const visitorKey = customerId ? `customer:${customerId}` : event.visitorId ? `visitor:${event.visitorId}` : `ip:${req.clientIp ?? "unknown"}`;
 
-  const limit = await hitRateLimit(req.shop, visitorKey);
+  const limit = await hitRateLimits(req.shop, req.clientIp, visitorKey);
   if (!limit.allowed) {
     await bump(database().sql, req.shop, "eventsRateLimited");
-    return { status: 429, body: { error: "Too many storefront events from this visitor" }, retryAfterSeconds: limit.retryAfterSeconds };
+    return { status: 429, body: { error: TOO_MANY[limit.limitedBy] }, retryAfterSeconds: limit.retryAfterSeconds };
   }
 
   const outcome = await database().sql.transaction(async (tx) => enqueue(tx, req.shop, customerId, event));
   logger().debug({ shop: req.shop, event: event.event, outcome: outcome.body }, "storefront event");
   return outcome;
 }
+
+const TOO_MANY: Record<LimitedBy, string> = {
+  client: "Too many storefront events from this address",
+  shop: "Too many storefront events for this shop",
+  visitor: "Too many storefront events from this visitor",
+};
 
 async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null, event: StorefrontEvent): Promise<StorefrontOutcome> {
   const [row] = await tx.query<{ settings: unknown; connected: boolean }>(

@@ -3,11 +3,17 @@ export const STOREFRONT_POLICY = {
   /** A storefront event body larger than this is refused (400) before it is parsed. */
   maxEventBytes: 16 * 1024,
   /**
-   * Fixed-window rate limit per visitor, counted in the database (StorefrontRateWindow), so the
-   * limit holds across every app process on one PostgreSQL rather than multiplying with them.
+   * Fixed-window rate limits, counted in the database (StorefrontRateWindow), so they hold across
+   * every app process on one PostgreSQL rather than multiplying with them. An event must pass all
+   * three, address first (rate-limit.server.ts).
    */
   rateWindowMs: 60_000,
+  /** Per visitor (customer, tracker id, else address): a person browsing fast stays far below it. */
   eventsPerVisitorPerWindow: 30,
+  /** Per client address (IPv6 per /64): the sender picks its visitor id, not its address; room for a few visitors behind one NAT. */
+  eventsPerClientPerWindow: 120,
+  /** Per shop, whatever the senders: bounds the calls queued and rows written by many addresses (100/s, above a big store's busiest minute). */
+  eventsPerShopPerWindow: 6_000,
   /** The tracker snippet in the metafield is refreshed this often by the worker. */
   trackerRefreshMs: 24 * 3_600_000,
   /** After a failed refresh (service or Admin API down), try again this much later. */

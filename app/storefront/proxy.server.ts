@@ -1,3 +1,5 @@
+import { isIP } from "node:net";
+import { config } from "../config.server";
 import { logger } from "../logger.server";
 import { readBodyLimited } from "../server/body.server";
 import { authenticate } from "../shopify.server";
@@ -7,7 +9,7 @@ import { receiveStorefrontEvent } from "./events.server";
 /**
  * The app proxy's storefront-event endpoint (POST /apps/marketing-sync/events on the shop, which
  * Shopify forwards, signed, to /proxy/events): signature → 401, body bound and zod → 400,
- * per-visitor rate limit → 429, then the event is queued. The route's one entry.
+ * rate limits (address, shop, visitor) → 429, then the event is queued. The route's one entry.
  */
 export async function handleProxyEvent(request: Request): Promise<Response> {
   try {
@@ -28,12 +30,26 @@ export async function handleProxyEvent(request: Request): Promise<Response> {
     shop,
     loggedInCustomerId: url.searchParams.get("logged_in_customer_id") || null,
     rawBody: body,
-    clientIp: request.headers.get("x-forwarded-for")?.split(",")[0]?.trim().slice(0, 64) || null,
+    clientIp: clientIpOf(request.headers),
   });
   if (outcome.status === 400) logger().info({ shop, error: outcome.body.error }, "storefront event refused");
   return json(outcome.status, outcome.body, outcome.status === 429 ? { "retry-after": String(outcome.retryAfterSeconds) } : {});
 }
 
+/**
+ * The visitor's address as Shopify saw it. Shopify's proxy puts the address that connected to it
+ * in X-Forwarded-For; a client may send its own X-Forwarded-For, and proxies that append keep
+ * that in front, so only the entries from the right are trustworthy: Shopify's is the last one,
+ * or the one before the TRUSTED_PROXY_HOPS entries the app's own proxies append. No
+ * address there → null (such requests share one window).
+ */
+function clientIpOf(headers: Headers): string | null {
+  const entries = (headers.get("x-forwarded-for") ?? "").split(",").map((e) => e.trim());
+  const entry = entries.at(-1 - config().trustedProxyHops) ?? "";
+  // A port is no part of the address: `[v6]:port`, `v4:port`.
+  const address = /^\[([^\]]+)\](?::\d+)?$/.exec(entry)?.[1] ?? /^([\d.]+):\d+$/.exec(entry)?.[1] ?? entry;
+  return isIP(address) ? address.toLowerCase() : null;
+}
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   // No-store: answers differ per visitor and must not be cached by the proxy.

@@ -1,26 +1,81 @@
 import { database } from "../db.server";
 import { STOREFRONT_POLICY } from "./policy";
 
+/** The shop-wide counter's key: visitor keys all have a `kind:` prefix, so none can equal it. */
+export const SHOP_WIDE_KEY = "shop";
+
+export type LimitedBy = "client" | "shop" | "visitor";
+
 /**
- * THE storefront rate limit: a fixed window per (shop, visitor) counted in the database, so every
- * app process on one PostgreSQL shares it (a per-process counter would multiply the limit by the
- * number of processes). One upsert per event. Hand-written: the limiter libraries keep their
- * counters in memory or Redis, neither of which this app has.
+ * THE storefront rate limits: fixed windows counted in the database, so every app process on one
+ * PostgreSQL shares them (a per-process counter would multiply the limit by the number of
+ * processes). Hand-written: the limiter libraries keep their counters in memory or Redis, neither
+ * of which this app has.
+ *
+ * Checked in turn, each counted only once the one before allowed the event: the client address
+ * (chosen by the network, not the sender), then the shop, then the visitor (chosen by the
+ * sender). So a sender rotating visitor ids is held by its address, many addresses by the shop
+ * cap, one address cannot use up its shop's cap, and visitor rows are at most the shop cap per
+ * window. The first event of a shop's window drops the shop's ended windows, so the table stays
+ * at about one window per active shop between the worker's hourly prunes.
  */
-export async function hitRateLimit(shop: string, visitor: string): Promise<{ allowed: boolean; retryAfterSeconds: number }> {
-  const { rateWindowMs, eventsPerVisitorPerWindow } = STOREFRONT_POLICY;
+export async function hitRateLimits(
+  shop: string,
+  clientIp: string | null,
+  visitor: string,
+): Promise<{ allowed: true } | { allowed: false; limitedBy: LimitedBy; retryAfterSeconds: number }> {
+  const { rateWindowMs } = STOREFRONT_POLICY;
   const now = Date.now();
   const windowStart = now - (now % rateWindowMs);
+  const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + rateWindowMs - now) / 1000));
+  const checks: [LimitedBy, string, number][] = [
+    ["client", `client:${clientIp ? addressKey(clientIp) : "unknown"}`, STOREFRONT_POLICY.eventsPerClientPerWindow],
+    ["shop", SHOP_WIDE_KEY, STOREFRONT_POLICY.eventsPerShopPerWindow],
+    ["visitor", visitor, STOREFRONT_POLICY.eventsPerVisitorPerWindow],
+  ];
+  for (const [limitedBy, key, limit] of checks) {
+    const hits = await hit(shop, key, windowStart);
+    if (limitedBy === "shop" && hits === 1) await dropEndedWindows(shop, windowStart);
+    if (hits > limit) return { allowed: false, limitedBy, retryAfterSeconds };
+  }
+  return { allowed: true };
+}
+
+async function hit(shop: string, key: string, windowStart: number): Promise<number> {
   const [row] = await database().sql.query<{ hits: number }>(
     `INSERT INTO "StorefrontRateWindow" (shop, visitor, "windowStart", hits) VALUES ($1, $2, $3, 1)
      ON CONFLICT (shop, visitor, "windowStart") DO UPDATE SET hits = "StorefrontRateWindow".hits + 1
      RETURNING hits`,
-    [shop, visitor.slice(0, 300), new Date(windowStart).toISOString()],
+    [shop, key.slice(0, 300), new Date(windowStart).toISOString()],
   );
-  return {
-    allowed: Number(row.hits) <= eventsPerVisitorPerWindow,
-    retryAfterSeconds: Math.max(1, Math.ceil((windowStart + rateWindowMs - now) / 1000)),
-  };
+  return Number(row.hits);
+}
+
+async function dropEndedWindows(shop: string, windowStart: number): Promise<void> {
+  await database().sql.query(`DELETE FROM "StorefrontRateWindow" WHERE shop = $1 AND "windowStart" < $2`, [
+    shop,
+    new Date(windowStart).toISOString(),
+  ]);
+}
+
+/**
+ * One sender, one key: an IPv4 address, or an IPv6 address's /64 (one host usually holds a whole
+ * /64 and can send from any address in it). clientIp is a valid address (proxy.server.ts).
+ */
+function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!ip.includes(":")) return ip;
+  const [head, tail] = ip.split("%")[0].split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  // "::" stands for the zero groups missing from 8 (an embedded IPv4 address is two groups).
+  const missing = tail === undefined ? 0 : 8 - left.length - right.length - (right.at(-1)?.includes(".") ? 1 : 0);
+  const groups = [...left, ...Array<string>(missing).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
 }
 
 /** Windows that ended are of no use: dropped by the worker's storefront step. */
