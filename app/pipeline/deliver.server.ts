@@ -210,7 +210,15 @@ async function deliverOne(
       return { status: "refused", error: "checkout completed by an order before sending" };
     const client = await clientFor(c.shop);
     if (!client) return { status: "paused", error: "shop is not connected" };
-    await client.perform(call);
+    try {
+      await client.perform(call);
+    } catch (error) {
+      const resend = isMarketingServiceError(error) && emailChangeFallback(call, error);
+      if (!resend) throw error;
+      // Ids only: the addresses are personal data.
+      logger().info({ shop: c.shop, callId: c.id, objectKey: c.objectKey, err: error.kind }, "email change not applicable; sent to the new address");
+      await client.perform(resend);
+    }
     return { status: "delivered" };
   } catch (error) {
     if (!isMarketingServiceError(error)) {
@@ -235,6 +243,22 @@ async function deliverOne(
     }
     return { status: "dead", error: reason, response: error.body };
   }
+}
+
+/**
+ * An email change the service cannot apply — the old contact is gone, or the new address already
+ * has a contact — still carries the customer's latest data and consent. Dead-lettering it would lose
+ * an unsubscribe (or a subscribe) for the address the customer now uses, so the same body is sent
+ * to the new address as a plain upsert. null: the error is handled as usual.
+ */
+export function emailChangeFallback(call: ServiceCall, error: MarketingServiceError): ServiceCall | null {
+  if (call.op !== "person.upsert" || call.body.emailChange === undefined) return null;
+  const oldGone = error.kind === "person_not_found";
+  const newTaken = error.status === 422 && !error.local && error.errors?.emailChange !== undefined;
+  if (!oldGone && !newTaken) return null;
+  // An id would address the old contact again.
+  const { emailChange, id: _oldId, ...body } = call.body;
+  return { op: "person.upsert", body: { ...body, email: emailChange } };
 }
 
 /** What support reads: the kind, the message, and the per-field messages when there are some. */

@@ -78,9 +78,9 @@ export const CONSENT_TABLE: Readonly<Record<IncomingState, Readonly<Record<Conse
 /** What each action sends; used by the README and the tests. */
 export const CONSENT_ACTIONS: Readonly<Record<ConsentAction, string>> = {
   SUBSCRIBE:
-    "trust_shopify: skipDoubleOptIn:true, status:active, statusDetails:confirmed. double_opt_in: upsert without status fields so the service sends its confirmation email — only if none was requested before for this person, else PROFILE",
+    "trust_shopify: skipDoubleOptIn:true, status:active, statusDetails:confirmed. double_opt_in, no contact yet: upsert without status fields so the service sends its confirmation email — only if none was requested before for this person, else no upsert. double_opt_in, existing contact: confirmed (as trust_shopify) when Shopify's opt_in_level is confirmed_opt_in; else status:inactive, statusDetails:unconfirmed without skipDoubleOptIn — only if no confirmation email was requested before, else PROFILE",
   RESUBSCRIBE:
-    "needs consent_updated_at strictly newer than the unsubscribe (else stale). trust_shopify: as SUBSCRIBE; double_opt_in: a fresh opt-in asks for confirmation again (one email per genuine re-subscribe)",
+    "needs consent_updated_at strictly newer than the unsubscribe (else stale). trust_shopify: as SUBSCRIBE; double_opt_in: confirmed when opt_in_level is confirmed_opt_in, else status:inactive, statusDetails:unconfirmed without skipDoubleOptIn (out of unsubscribed, awaiting confirmation)",
   UNSUBSCRIBE:
     "skipDoubleOptIn:true, status:inactive, statusDetails:unsubscribed (sent even if we never pushed the contact: it may exist from an import or form, and an unsubscribe must win)",
   NON_SUBSCRIBER:
@@ -128,6 +128,12 @@ const UNSUBSCRIBED: ConsentUpsertFields = { skipDoubleOptIn: true, status: "inac
 const UNCONFIRMED: ConsentUpsertFields = { skipDoubleOptIn: true, status: "inactive", statusDetails: "unconfirmed" };
 const PROFILE_ONLY: ConsentUpsertFields = { skipDoubleOptIn: true };
 const DOUBLE_OPT_IN: ConsentUpsertFields = {};
+/**
+ * §3.2 sends the confirmation email only when a person is created; an existing person changes
+ * status only through statusDetails. Unconfirmed without skipDoubleOptIn is the closest request to
+ * "confirm again": it leaves unsubscribed and does not bypass the account's double opt-in.
+ */
+const ASK_CONFIRMATION: ConsentUpsertFields = { status: "inactive", statusDetails: "unconfirmed" };
 
 function time(iso: string | null): number | null {
   if (!iso) return null;
@@ -186,12 +192,24 @@ export function decideConsent(
       if (settings.optInMode === "trust_shopify") {
         upsert = CONFIRMED;
         reason = "subscribed in Shopify, trusted as confirmed";
+      } else if (!prior.contact) {
+        // §3.2: creating the person is what sends the service's confirmation email.
+        if (!prior.doiRequested) {
+          upsert = DOUBLE_OPT_IN;
+          requestsDoubleOptIn = true;
+          reason = "subscribed in Shopify, the service's double opt-in confirms it";
+        } else {
+          reason = "double opt-in already requested once for this person";
+        }
+      } else if (input.optInLevel === "confirmed_opt_in") {
+        // The service cannot email an existing person to confirm; Shopify's own confirmation counts.
+        upsert = CONFIRMED;
+        reason = "subscribed again in Shopify, confirmed through Shopify's double opt-in";
       } else if (action === "RESUBSCRIBE" || !prior.doiRequested) {
-        upsert = DOUBLE_OPT_IN;
-        requestsDoubleOptIn = true;
-        reason = "subscribed in Shopify, the service's double opt-in confirms it";
+        upsert = ASK_CONFIRMATION;
+        reason = "subscribed again in Shopify, unconfirmed until the person confirms";
       } else {
-        upsert = prior.contact ? PROFILE_ONLY : false;
+        upsert = PROFILE_ONLY;
         reason = "double opt-in already requested once for this person";
       }
       break;

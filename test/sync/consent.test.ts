@@ -38,14 +38,16 @@ const CONFIRMED = { skipDoubleOptIn: true, status: "active", statusDetails: "con
 const UNSUBSCRIBED = { skipDoubleOptIn: true, status: "inactive", statusDetails: "unsubscribed" };
 const UNCONFIRMED = { skipDoubleOptIn: true, status: "inactive", statusDetails: "unconfirmed" };
 const PROFILE = { skipDoubleOptIn: true };
+/** §3.2: an existing person is only moved by statusDetails; the account's double opt-in is not bypassed. */
+const ASK_CONFIRMATION = { status: "inactive", statusDetails: "unconfirmed" };
 
 /** Expected upsert per arrow: [double_opt_in, trust_shopify]; false = no person upsert. */
 const EXPECTED: Record<IncomingState, Record<ConsentPhase, [object | false, object | false]>> = {
   subscribed: {
     new: [{}, CONFIRMED],
     subscribed: [PROFILE, PROFILE],
-    unsubscribed: [{}, CONFIRMED],
-    other: [{}, CONFIRMED],
+    unsubscribed: [ASK_CONFIRMATION, CONFIRMED],
+    other: [ASK_CONFIRMATION, CONFIRMED],
   },
   unsubscribed: {
     new: [UNSUBSCRIBED, UNSUBSCRIBED],
@@ -129,12 +131,22 @@ describe("double opt-in is requested once", () => {
     expect(c.upsert).toEqual(PROFILE);
   });
 
-  it("a genuine re-subscribe after an unsubscribe (newer time) asks for confirmation again", () => {
+  it("a genuine re-subscribe after an unsubscribe (newer time) leaves unsubscribed for unconfirmed", () => {
     const a = decideConsent(input("subscribed", T0), null, DOI);
     const b = decideConsent(input("unsubscribed", T1), a.next, DOI);
     const c = decideConsent(input("subscribed", "2026-03-01T00:00:00.000Z"), b.next, DOI);
     expect(c.action).toBe("RESUBSCRIBE");
-    expect(c.requestsDoubleOptIn).toBe(true);
+    expect(c.upsert).toEqual(ASK_CONFIRMATION);
+    // No confirmation email is defined for an existing person, so none is recorded as requested.
+    expect(c.requestsDoubleOptIn).toBe(false);
+  });
+
+  it("a re-subscribe Shopify confirmed (confirmed_opt_in) is confirmed, even after a first request", () => {
+    const a = decideConsent(input("subscribed", T0), null, DOI);
+    const b = decideConsent(input("pending", T1), a.next, DOI);
+    const c = decideConsent({ ...input("subscribed", "2026-03-01T00:00:00.000Z"), optInLevel: "confirmed_opt_in" }, b.next, DOI);
+    expect(c.upsert).toEqual(CONFIRMED);
+    expect(c.requestsDoubleOptIn).toBe(false);
   });
 });
 
