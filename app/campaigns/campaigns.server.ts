@@ -203,7 +203,7 @@ const updateFormSchema = z.object({
   subject: text(998),
   previewText: text(998),
   senderName: text(255),
-  senderEmail: optionalEmail.refine((v) => v === undefined || v.length > 0, { error: "Enter an email address." }),
+  senderEmail: optionalEmail,
   replyToName: text(255),
   replyToEmail: optionalEmail,
 });
@@ -219,6 +219,8 @@ const recipientsSchema = z
       .refine((r) => new Set(r.map((x) => x.toLowerCase())).size === r.length, { error: "Each address only once." }),
   );
 
+const ZONE_UNKNOWN = "This form did not carry a valid time zone, so the time was not scheduled. Reload the page and pick the time again.";
+
 const detailFormSchema = z.discriminatedUnion("intent", [
   updateFormSchema,
   z.object({ intent: z.literal("clone"), name: text(255).optional().transform((v) => v || undefined) }),
@@ -227,6 +229,8 @@ const detailFormSchema = z.discriminatedUnion("intent", [
   z.object({
     intent: z.literal("schedule"),
     scheduledAt: z.string({ error: "Pick a date and time." }).trim().regex(LOCAL_DATETIME_RE, { error: "Pick a date and time." }),
+    // The zone the page showed the picker in: the time is read in it, never in one looked up again.
+    zone: z.string({ error: ZONE_UNKNOWN }).trim().refine(isValidZone, { error: ZONE_UNKNOWN }),
     force: flag,
   }),
   z.object({ intent: z.literal("send"), force: flag }),
@@ -281,8 +285,23 @@ export async function createCampaign(shop: string, form: FormData): Promise<Camp
   });
 }
 
-/** The campaign page's actions. `zone` is the store's time zone the picker works in. */
-export async function campaignAction(shop: string, rawId: string | undefined, form: FormData, zone: string): Promise<CampaignActionResult> {
+/**
+ * An empty sender or reply-to address on a draft that has one: §4.2 has no way to clear it (the
+ * service keeps the saved one), so the field is refused rather than "saved".
+ */
+function clearedAddresses(saved: Campaign, form: { senderEmail?: string; replyToEmail?: string }): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (!form.senderEmail && saved.sender?.email) {
+    fields.senderEmail = `A campaign needs a sender email, so it cannot be removed; change it instead. The saved one is ${saved.sender.email}.`;
+  }
+  if (!form.replyToEmail && saved.replyTo?.email) {
+    fields.replyToEmail = `The reply-to email cannot be removed, only changed. The saved one is ${saved.replyTo.email}.`;
+  }
+  return fields;
+}
+
+/** The campaign page's actions. A schedule's time is read in the zone the form carries. */
+export async function campaignAction(shop: string, rawId: string | undefined, form: FormData): Promise<CampaignActionResult> {
   const raw = Object.fromEntries(form);
   const intent = typeof raw.intent === "string" ? raw.intent : "";
   const id = campaignIdParam.safeParse(rawId);
@@ -299,6 +318,12 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
     const done = (toast: string, goTo?: string): CampaignActionResult => ({ ok: true, intent: a.intent, toast, goTo, at: Date.now() });
     switch (a.intent) {
       case "update": {
+        if (!a.senderEmail || !a.replyToEmail) {
+          const saved = await client.campaigns.get(id.data);
+          // Not a draft: the service's own refusal says so below.
+          const fields = saved.status === "draft" ? clearedAddresses(saved, a) : {};
+          if (Object.keys(fields).length) return refused("update", { kind: "form", title: "Nothing was saved", message: Object.values(fields).join(" "), fields });
+        }
         await client.campaigns.update(id.data, {
           name: a.name,
           subject: a.subject,
@@ -320,6 +345,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
         return done(`Test sent to ${sent.recipients.join(", ")}`);
       }
       case "schedule": {
+        const zone = a.zone;
         const iso = localToIso(a.scheduledAt, zone);
         if (!iso) return refused("schedule", { kind: "form", title: "That time cannot be used", message: "Pick a date and time.", fields: { scheduledAt: "Pick a date and time." } });
         if (Date.parse(serviceRounded(iso) ?? iso) <= Date.now()) {

@@ -10,25 +10,22 @@ import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedu
 import { StatusBadge } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
-async function zoneFor(request: Request) {
+export const loader = async ({ request, params }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
   const access = await serviceAccess(session.shop);
-  return { shop: session.shop, zone: await scheduleZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null) };
-}
-
-export const loader = async ({ request, params }: LoaderFunctionArgs) => {
-  const { shop, zone } = await zoneFor(request);
-  const page = await campaignPage(shop, params.id, zone);
+  const zone = await scheduleZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
+  const page = await campaignPage(session.shop, params.id, zone);
   if (page.notFound) throw new Response("Campaign not found", { status: 404 });
   return page;
 };
 
+// A schedule is read in the zone its form carries (the one the page showed), not looked up again.
 export const action = async ({ request, params }: ActionFunctionArgs) => {
-  const { shop, zone } = await zoneFor(request);
-  return campaignAction(shop, params.id, await request.formData(), zone);
+  const { session } = await authenticate.admin(request);
+  return campaignAction(session.shop, params.id, await request.formData());
 };
 
-const INLINE_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email", "recipients", "scheduledAt"]);
+const INLINE_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email", "recipients", "scheduledAt", "zone"]);
 
 function Hidden({ fields }: { fields: Record<string, string> }) {
   return (
@@ -107,7 +104,7 @@ function CampaignScreen() {
             <ProblemBanner problem={problem}>
               {problem.canForce && (result?.intent === "send" || result?.intent === "schedule") && (
                 <Form method="post">
-                  <Hidden fields={{ intent: result.intent, force: "true", ...(result.intent === "schedule" ? { scheduledAt } : {}) }} />
+                  <Hidden fields={{ intent: result.intent, force: "true", ...(result.intent === "schedule" ? { scheduledAt, zone } : {}) }} />
                   <Button submit tone="critical" loading={busy(result.intent)}>
                     {result.intent === "schedule" ? "Schedule anyway" : "Send anyway"}
                   </Button>
@@ -206,6 +203,7 @@ function CampaignScreen() {
               <Card>
                 <Form method="post">
                   <input type="hidden" name="intent" value="schedule" />
+                  <input type="hidden" name="zone" value={zone} />
                   <BlockStack gap="300">
                     <Text as="h2" variant="headingMd">
                       Schedule
@@ -217,7 +215,7 @@ function CampaignScreen() {
                       value={scheduledAt}
                       onChange={setScheduledAt}
                       autoComplete="off"
-                      error={fieldError("scheduledAt")}
+                      error={fieldError("scheduledAt") ?? fieldError("zone")}
                       helpText={`In your store's time zone, ${zone}.`}
                     />
                     {preview && (

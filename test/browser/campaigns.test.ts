@@ -88,6 +88,13 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await toasted("Draft saved");
     expect(h.emulator.state.campaigns.find((c) => c.id === id)).toMatchObject({ subject: "Welcome, autumn is here", sender: { name: "Default Shop", email: "news@default-shop.example" } });
     await shot("2-edited");
+    // The sender cannot be cleared (§4.2): said beside the field, nothing saved.
+    await page.getByLabel("Sender email").fill("");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await page.getByText("A campaign needs a sender email, so it cannot be removed; change it instead. The saved one is news@default-shop.example.").waitFor();
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)?.sender.email).toBe("news@default-shop.example");
+    await shot("2b-sender-cannot-be-cleared");
+    await page.getByLabel("Sender email").fill("news@default-shop.example");
 
     await page.getByLabel("Test recipients").fill("owner@default-shop.example, stranger@elsewhere.example");
     await page.getByRole("button", { name: "Send test" }).click();

@@ -1,6 +1,7 @@
 // Campaigns and templates in the admin, over real HTTP against the emulator and the fake Admin:
 // every operation, every refusal the spec lists for it, and two shops that never see each other.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { GraphqlReply } from "../../dev/shopify/fake-admin";
 import { pauseShop } from "~/shops/connection.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { actionData, loadData, openPage, postForm, routeData } from "../admin/support";
@@ -9,6 +10,8 @@ const A = "campaigns-a.myshopify.com";
 const B = "campaigns-b.myshopify.com";
 const NOT_CONNECTED = "campaigns-none.myshopify.com";
 const PAUSED = "campaigns-paused.myshopify.com";
+/** A's zone: the campaign page shows it and its schedule form carries it. */
+const NY = "America/New_York";
 
 const LIST = "routes/app.campaigns._index";
 const ONE = "routes/app.campaigns.$id";
@@ -48,12 +51,17 @@ interface OneData {
 }
 
 let h: PipelineHarness;
+let zoneLookupFails = false;
 let accountB: { apiKey: string; accountId: number };
 
 beforeAll(async () => {
   h = await startPipelineHarness();
   // The store's time zone comes from Shopify (shop.ianaTimezone); A's is New York.
-  h.app.admin.addShop({ domain: A, ianaTimezone: "America/New_York" });
+  h.app.admin.addShop({ domain: A, ianaTimezone: NY });
+  // Shopify can fail to answer the store's zone (a throttle, an outage): tests switch that on.
+  h.app.admin.onGraphql("ShopTimezone", (_q, _v, shop) =>
+    zoneLookupFails ? new GraphqlReply({ errors: [{ message: "Throttled" }] }) : { shop: { ianaTimezone: h.app.admin.shops.get(shop)?.ianaTimezone ?? "UTC" } },
+  );
   for (const shop of [A, B, NOT_CONNECTED, PAUSED]) expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
   accountB = h.emulator.createAccount({ company: "B Ltd", email: "owner@b-shop.example" });
   await h.connect(A);
@@ -203,6 +211,27 @@ describe("one campaign", () => {
     expect(one.campaign).toMatchObject({ subject: "20% off everything", senderEmail: "team@default-shop.example" });
   });
 
+  it("clearing the sender or reply-to email (the service cannot clear them) is refused beside the field, naming the saved address; nothing is saved", async () => {
+    const id = await draftFromTemplate(A, "Keep the sender");
+    const saved = { sender: { ...emuCampaign(id)!.sender }, replyTo: { ...emuCampaign(id)!.replyTo } };
+    expect(saved.sender.email).toBe("owner@default-shop.example");
+    const fields = { intent: "update", name: "Keep the sender", subject: "New subject", previewText: "", senderName: "Shop", senderEmail: "", replyToName: "Shop", replyToEmail: "help@default-shop.example" };
+    const updates = () => h.emulator.requests.filter((r) => r.method === "PUT" && r.path === `/api/campaigns/${id}`).length;
+
+    const noSender = problemOf(await act(A, `/app/campaigns/${id}`, fields));
+    expect(Object.keys(noSender.fields ?? {})).toEqual(["senderEmail"]);
+    expect(noSender.fields?.senderEmail).toMatch(/needs a sender email, so it cannot be removed.*The saved one is owner@default-shop\.example/);
+    const noReplyTo = problemOf(await act(A, `/app/campaigns/${id}`, { ...fields, senderEmail: "team@default-shop.example", replyToEmail: " " }));
+    expect(Object.keys(noReplyTo.fields ?? {})).toEqual(["replyToEmail"]);
+    expect(noReplyTo.fields?.replyToEmail).toMatch(/reply-to email cannot be removed.*owner@default-shop\.example/);
+    expect(updates()).toBe(0);
+    expect(emuCampaign(id)).toMatchObject({ subject: "", ...saved });
+
+    // Both given: saved as before.
+    expect(await act(A, `/app/campaigns/${id}`, { ...fields, senderEmail: "team@default-shop.example" })).toMatchObject({ ok: true, toast: "Draft saved" });
+    expect(emuCampaign(id)).toMatchObject({ subject: "New subject", sender: { email: "team@default-shop.example" }, replyTo: { email: "help@default-shop.example" } });
+  });
+
   it("only drafts can be edited or sent: the service's reason is shown", async () => {
     const id = await draftFromTemplate();
     h.emulator.advanceCampaign(id, "sent");
@@ -289,13 +318,13 @@ describe("test-send", () => {
 describe("schedule", () => {
   it("takes a time in the store's zone, refuses an unreviewed campaign with the editor link, schedules with force, shows it back rounded", async () => {
     const id = await draftFromTemplate(A, "Scheduled one");
-    const review = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "2027-01-15T09:30:20" }));
+    const review = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30:20" }));
     expect(review.kind).toBe("review_required");
     expect(review.canForce).toBe(true);
     expect(review.links).toContainEqual({ label: "Open in the email editor", url: `${h.emulator.url}/dashboard/campaigns/${id}/editor`, external: true });
     expect(emuCampaign(id)?.status).toBe("draft");
 
-    const ok = await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "2027-01-15T09:30:20", force: "true" });
+    const ok = await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30:20", force: "true" });
     expect(ok).toMatchObject({ ok: true, toast: "Scheduled for Jan 15, 2027, 9:31 AM EST" });
     // New York is UTC-5 in January; the service rounds seconds up to the next minute.
     const sent = h.emulator.requests.filter((r) => r.path === `/api/campaigns/${id}/schedule`).at(-1);
@@ -313,16 +342,42 @@ describe("schedule", () => {
   it("summer time in the store's zone gives the summer offset", async () => {
     const id = await draftFromTemplate(A, "Summer");
     h.emulator.markReviewed(id);
-    await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "2027-07-04T08:00" });
+    await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-07-04T08:00" });
     expect(Date.parse(emuCampaign(id)!.scheduledAt!)).toBe(Date.parse("2027-07-04T12:00:00Z"));
+  });
+
+  it("reads the time in the zone the page showed, even when Shopify cannot tell the store's zone again", async () => {
+    const id = await draftFromTemplate(A, "Zone kept");
+    h.emulator.markReviewed(id);
+    expect((await load<OneData>(A, `/app/campaigns/${id}`, ONE)).zone).toBe(NY);
+    zoneLookupFails = true;
+    try {
+      expect(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30" })).toMatchObject({ ok: true, toast: "Scheduled for Jan 15, 2027, 9:30 AM EST" });
+    } finally {
+      zoneLookupFails = false;
+    }
+    expect(Date.parse(emuCampaign(id)!.scheduledAt!)).toBe(Date.parse("2027-01-15T14:30:00Z"));
+  });
+
+  it("a missing or made-up zone is refused beside the time, never guessed", async () => {
+    const id = await draftFromTemplate(A, "No zone");
+    h.emulator.markReviewed(id);
+    for (const zone of [undefined, "", "Mars/Olympus_Mons", "EST5EDT; DROP"]) {
+      const form: Record<string, string> = { intent: "schedule", scheduledAt: "2027-01-15T09:30", ...(zone === undefined ? {} : { zone }) };
+      const p = problemOf(await act(A, `/app/campaigns/${id}`, form));
+      expect(Object.keys(p.fields ?? {}), String(zone)).toEqual(["zone"]);
+      expect(p.fields?.zone).toMatch(/did not carry a valid time zone, so the time was not scheduled\. Reload the page/);
+    }
+    expect(h.emulator.requests.filter((r) => r.path === `/api/campaigns/${id}/schedule`)).toHaveLength(0);
+    expect(emuCampaign(id)?.status).toBe("draft");
   });
 
   it("a past time, a missing time, and the service's own refusal of the time", async () => {
     const id = await draftFromTemplate(A, "Past");
     h.emulator.markReviewed(id);
-    expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "2020-01-01T10:00" })).fields?.scheduledAt).toBe("Pick a date and time in the future.");
-    expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "" })).fields?.scheduledAt).toBe("Pick a date and time.");
-    expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "tomorrow" })).fields?.scheduledAt).toBe("Pick a date and time.");
+    expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2020-01-01T10:00" })).fields?.scheduledAt).toBe("Pick a date and time in the future.");
+    expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "" })).fields?.scheduledAt).toBe("Pick a date and time.");
+    expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "tomorrow" })).fields?.scheduledAt).toBe("Pick a date and time.");
     expect(h.emulator.requests.filter((r) => r.path === `/api/campaigns/${id}/schedule`)).toHaveLength(0);
   });
 });
@@ -356,7 +411,7 @@ describe("send now and its refusals", () => {
     const id = await draftFromTemplate(A, "Needs upgrade");
     h.emulator.updateAccount(h.emulator.defaultAccountId, { upgradeRequired: true });
     try {
-      const p = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "2027-03-01T10:00", force: "true" }));
+      const p = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-03-01T10:00", force: "true" }));
       expect(p).toMatchObject({ kind: "upgrade_required", title: "Upgrade to Pro to send this campaign", upgrade: { levelName: "Pro", monthlyAmount: 49, proratedAmount: 21.5 } });
       expect(p.message).toMatch(/49\.00 a month; 21\.50 would be charged now/);
       expect(p.links?.length).toBe(2);
@@ -387,7 +442,7 @@ describe("send now and its refusals", () => {
       ["/app/campaigns", { intent: "create", name: "x" }],
       [`/app/campaigns/${id}`, { intent: "clone" }],
       [`/app/campaigns/${id}`, { intent: "send", force: "true" }],
-      [`/app/campaigns/${id}`, { intent: "schedule", scheduledAt: "2027-03-01T10:00", force: "true" }],
+      [`/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-03-01T10:00", force: "true" }],
       [`/app/campaigns/${id}`, { intent: "test-send", recipients: "owner@default-shop.example" }],
     ] as const;
     for (const [path, fields] of attempts) {
