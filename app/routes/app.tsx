@@ -27,6 +27,7 @@ const TITLES: Record<string, string> = {
   "/app/campaigns": "Campaigns",
   "/app/templates": "Templates",
   "/app/people": "People",
+  "/app/privacy": "Privacy requests",
   "/app/storefront": "Storefront",
 };
 
@@ -56,6 +57,7 @@ export default function AppLayout() {
         <Link to="/app/campaigns">Campaigns</Link>
         <Link to="/app/templates">Templates</Link>
         <Link to="/app/people">People</Link>
+        <Link to="/app/privacy">Privacy</Link>
         <Link to="/app/storefront">Storefront</Link>
       </NavMenu>
       <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>

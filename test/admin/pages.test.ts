@@ -59,6 +59,19 @@ describe("every page answers only to a valid session token", () => {
   });
 });
 
+describe("navigation", () => {
+  it("the app's menu links to every page, the Privacy page too", async () => {
+    const html = await (await openPage(h.app.url, A, "/app")).text();
+    const menu = /<ui-nav-menu[^>]*>([^]*?)<\/ui-nav-menu>/.exec(html)?.[1] ?? "";
+    const links = [...menu.matchAll(/<a [^>]*href="([^"]+)"[^>]*>([^<]*)<\/a>/g)].map((m) => [m[1], m[2]]);
+    expect(links).toContainEqual(["/app/privacy", "Privacy"]);
+    for (const page of PAGES) expect(links.map(([href]) => href)).toContain(page);
+    const privacy = await openPage(h.app.url, A, "/app/privacy");
+    expect(privacy.status).toBe(200);
+    expect(await privacy.text()).toContain("Privacy requests");
+  });
+});
+
 describe("connection", () => {
   it("explains a wrong key, an inactive account and an unreachable service, and saves nothing", async () => {
     const wrong = await connect(A, "mk_live_this_is_not_a_key");

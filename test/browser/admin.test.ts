@@ -154,6 +154,23 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await page.getByText("k•••@example.com").first().waitFor();
   });
 
+  it("reaches the Privacy page from the menu; a download that fails says so", async () => {
+    const body = { shop_id: 1, shop_domain: SHOP, customer: { id: 7001, email: "katherine@example.com", phone: null }, orders_requested: [], data_request: { id: 1 } };
+    await h.send({ topic: "customers/data_request", shop: SHOP, body });
+    await h.settle();
+    await open("/app");
+    await nav("Privacy");
+    const button = page.getByRole("button", { name: "Download JSON" });
+    const [file] = await Promise.all([page.waitForEvent("download"), button.click()]);
+    expect(file.suggestedFilename()).toBe("customer-7001-data.json");
+    // The request is gone by the time the merchant clicks again: the export answers 404.
+    await h.app.db.prisma.webhookDelivery.deleteMany({ where: { shop: SHOP, topic: "customers/data_request" } });
+    await button.click();
+    await page.getByText("The export could not be downloaded").waitFor();
+    await page.getByText("This data request is no longer stored. Reload the page to see the current list.").waitFor();
+    await shot("9b-privacy-download-failed");
+  });
+
   it("measures the largest contentful paint of every page (printed, not asserted)", async () => {
     const pages = { "Sync health": "/app", Connection: "/app/connection", Settings: "/app/settings", Problems: "/app/problems", Activity: "/app/activity" };
     const warm: Record<string, number[]> = {};
