@@ -56,8 +56,10 @@ export async function reencryptKeys(): Promise<ResealReport> {
 
 /** `export-customer`: everything stored about one customer of a shop (a data request), as JSON. */
 export async function exportCustomerData(options: { shop: string; customer: string; email?: string; orders?: string[] }): Promise<CustomerExport> {
-  if (!/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/.test(options.shop)) throw new CliError(`--shop must be a shop's myshopify.com domain, got ${options.shop}`);
+  shopDomain(options.shop);
   if (!/^\d{1,30}$/.test(options.customer)) throw new CliError(`--customer must be a Shopify customer id (digits), got ${options.customer}`);
+  // A typo'd shop would otherwise give an empty export that looks like "nothing stored".
+  await knownShop(options.shop);
   const db = await openDatabase();
   const email = options.email ?? (await knownEmail(db.sql, options.shop, options.customer));
   return exportCustomer(db.sql, options.shop, { id: options.customer, email, orderIds: options.orders ?? [] });
@@ -91,22 +93,29 @@ export async function listShops(): Promise<ShopRow[]> {
   );
   return rows.map((r) => ({
     domain: r.domain,
-    state: r.uninstalledAt ? "uninstalled" : !r.serviceKeyEnc ? "not connected" : r.pausedAt ? "paused" : "connected",
+    state: shopState(r),
     queued: r.queued,
     dead: r.dead,
     lastDeliveredAt: r.lastDeliveredAt,
   }));
 }
 
+const shopState = (r: { serviceKeyEnc: string | null; pausedAt: Date | null; uninstalledAt: Date | null }): ShopRow["state"] =>
+  r.uninstalledAt ? "uninstalled" : !r.serviceKeyEnc ? "not connected" : r.pausedAt ? "paused" : "connected";
+
 const shopDomain = (shop: string) => {
   if (!/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/.test(shop)) throw new CliError(`--shop must be a shop's myshopify.com domain, got ${shop}`);
   return shop;
 };
 
-async function knownShop(shop: string): Promise<void> {
+async function knownShop(shop: string): Promise<ShopRow["state"]> {
   const db = await openDatabase();
-  const [row] = await db.sql.query(`SELECT 1 FROM "Shop" WHERE domain = $1`, [shopDomain(shop)]);
+  const [row] = await db.sql.query<{ serviceKeyEnc: string | null; pausedAt: Date | null; uninstalledAt: Date | null }>(
+    `SELECT "serviceKeyEnc", "pausedAt", "uninstalledAt" FROM "Shop" WHERE domain = $1`,
+    [shopDomain(shop)],
+  );
   if (!row) throw new CliError(`The app does not know ${shop}: it was never installed (or its data was redacted).`);
+  return shopState(row);
 }
 
 /** `status --shop`: the shop's counters per kind, its queue, its latest history import and sweep. */
@@ -166,7 +175,10 @@ export async function replayShop(shop: string, ids?: string[]) {
 
 /** `resync --shop`: queues a history import (refused while one is under way). */
 export async function resyncShop(shop: string, request: BackfillRequest) {
-  await knownShop(shop);
+  // Without a service key every imported object would be ignored ("not connected"), yet counted as imported.
+  if ((await knownShop(shop)) === "not connected") {
+    throw new CliError(`${shop} is not connected to the marketing service, so a history import would send nothing. Connecting it (the app's Connection page) starts one.`);
+  }
   const { BackfillRefused, requestBackfill } = await import("../backfill/backfill.server");
   try {
     return await requestBackfill(shop, request);

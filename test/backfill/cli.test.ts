@@ -10,6 +10,8 @@ import { appProcessEnv, prepareConnectedDataDir, ROOT_DIR } from "../support/pro
 
 const run = promisify(execFile);
 const shop = "cli-support.myshopify.com";
+/** Installed, never connected to the marketing service. */
+const unconnected = "cli-unconnected.myshopify.com";
 
 /** The support CLI as support staff run it: a process on the app's PGlite directory (app stopped). */
 describe("support CLI", () => {
@@ -21,6 +23,7 @@ describe("support CLI", () => {
     await prepareConnectedDataDir(dataDir, shop, { url: emulator.url, apiKey: emulator.apiKey });
     const db = openDatabase({ kind: "pglite", dataDir });
     try {
+      await db.prisma.shop.create({ data: { domain: unconnected } });
       await db.prisma.outboundCall.create({
         data: { shop, objectKey: "customer:1", kind: "customer", status: "dead", call: { op: "person.delete", idOrEmail: "x@example.com" }, lastError: "gave up" },
       });
@@ -130,5 +133,23 @@ describe("support CLI", () => {
     const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
     expect("code" in bad && bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--orders-since takes 90, 365 or all/);
+  });
+
+  it("resync refuses a shop that was installed but never connected: nothing could reach the service", async () => {
+    const notConnected = await cli("resync", "--shop", unconnected, "--run");
+    expect("code" in notConnected && notConnected.code).toBe(2);
+    expect(notConnected.stderr.split("\n")).toContainEqual(`${unconnected} is not connected to the marketing service, so a history import would send nothing. Connecting it (the app's Connection page) starts one.`);
+    expect(notConnected.stdout).not.toMatch(/queued|imported/);
+    expect((await cli("status", "--shop", unconnected)).stdout).toContain("no history import yet");
+  });
+
+  it("export-customer refuses a shop the app does not know, as the other commands do", async () => {
+    const typo = await cli("export-customer", "--shop", "cli-suport.myshopify.com", "--customer", "1");
+    expect("code" in typo && typo.code).toBe(2);
+    expect(typo.stderr.trim().split("\n").at(-1)).toMatch(/^The app does not know cli-suport\.myshopify\.com/);
+    expect(typo.stdout).toBe("");
+    const known = await cli("export-customer", "--shop", shop, "--customer", "1");
+    expect("code" in known).toBe(false);
+    expect(JSON.parse(known.stdout)).toMatchObject({ rowCount: expect.any(Number) });
   });
 });
