@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConnectionError, connectShop, disconnectShop } from "../shops/connection.server";
+import { connectionNotice, type ConnectionNotice } from "../shops/connection-text";
 import { removeTracker, syncTracker } from "../storefront/tracker.server";
 import { fieldErrors } from "./forms";
 
@@ -13,8 +14,9 @@ const connectFormSchema = z.object({
     .regex(/^\S+$/, { error: "An API key has no spaces; paste just the key." }),
 });
 
+/** `notice`: after a connection, what it did (import started, account switched), for the page's banner. */
 export type ConnectionActionResult =
-  | { ok: true; toast: string; at: number }
+  | { ok: true; toast: string; at: number; notice?: ConnectionNotice }
   | { ok: false; errors: Record<string, string>; reason?: string; toast?: string; error?: boolean; at: number };
 
 /** The connection page's actions: connect (verify, then store the key) and disconnect. */
@@ -28,9 +30,11 @@ export async function connectionAction(shop: string, form: FormData): Promise<Co
   const parsed = connectFormSchema.safeParse({ apiKey: form.get("apiKey") ?? undefined });
   if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error), at };
   try {
-    const account = await connectShop(shop, { apiKey: parsed.data.apiKey });
+    const { account, change, previous } = await connectShop(shop, { apiKey: parsed.data.apiKey });
     await syncTracker(shop); // this account's tracker on the storefront (never throws; the worker retries)
-    return { ok: true, toast: `Connected to ${account.company ?? account.email}`, at };
+    const name = account.company ?? account.email;
+    const notice = connectionNotice(change, name, previous ? (previous.company ?? previous.email) : null);
+    return { ok: true, toast: `Connected to ${name}`, at, notice };
   } catch (error) {
     if (error instanceof ConnectionError) return { ok: false, errors: { apiKey: error.message }, reason: error.reason, at };
     throw error;

@@ -42,12 +42,24 @@ export class BackfillRefused extends Error {
   override readonly name = "BackfillRefused";
 }
 
-/** Queues a backfill for a shop; refused while another one for the shop is queued or running. */
-export async function requestBackfill(shop: string, input: BackfillRequest = {}): Promise<{ id: string }> {
+/**
+ * Queues a backfill for a shop; refused while another one for the shop is queued or running,
+ * unless `replacing` (the reason) is given: that one then ends as failed with the reason, and its
+ * worker's next write finds its lease gone.
+ */
+export async function requestBackfill(shop: string, input: BackfillRequest = {}, options: { replacing?: string } = {}): Promise<{ id: string }> {
   const req = backfillRequestSchema.parse(input);
   const ordersSince = req.orderDays === null ? null : new Date(Date.now() - req.orderDays * 86_400_000);
   return database().sql.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('backfill:' || $1))`, [shop]);
+    if (options.replacing) {
+      await tx.query(
+        `UPDATE "BackfillRun" SET status = '${BACKFILL_STATUS.failed}', "lastError" = $2, "finishedAt" = now(),
+           "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()
+         WHERE shop = $1 AND status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}')`,
+        [shop, options.replacing],
+      );
+    }
     const active = await tx.query<{ id: string; createdAt: Date }>(
       `SELECT id, "createdAt" FROM "BackfillRun" WHERE shop = $1 AND status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}') LIMIT 1`,
       [shop],

@@ -288,7 +288,7 @@ async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unkn
     .catch((e) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }
 
-const NOT_CONNECTED = "shop not connected to the marketing service: its first connection imports the history instead";
+const NOT_CONNECTED = "shop not connected to the marketing service: its next connection imports the history instead";
 
 async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string, ObjectMemory>> {
   const objects = new Map<string, ObjectMemory>();

@@ -21,6 +21,7 @@ import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
 import { historyAction, historyView } from "~/admin/history.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
+import { IMPORTED, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
@@ -54,18 +55,35 @@ export default function Connection() {
   const result = useActionData<typeof action>();
   const navigation = useNavigation();
   const [apiKey, setApiKey] = useState("");
+  // Replacing a key may switch accounts: the merchant confirms first.
+  const [confirming, setConfirming] = useState(false);
+  // What the last connection did (from the action), until dismissed.
+  const [dismissed, setDismissed] = useState<number | null>(null);
   useToast(result);
   // The key never comes back from the server; clear the field once it is saved.
   useEffect(() => {
     if (result?.ok) setApiKey("");
+    setConfirming(false);
   }, [result]);
   const submitting = navigation.state === "submitting";
   const connecting = submitting && navigation.formData?.get("intent") === "connect";
   const error = result && !result.ok ? result.errors.apiKey : undefined;
+  // Only a connection's result has one (the history form's has none).
+  const notice = result?.ok && dismissed !== result.at && "notice" in result ? (result.notice as ConnectionNotice | undefined) : undefined;
   const account = shop.account;
+  const accountName = account ? (account.company ?? account.email) : null;
 
   const keyForm = (
-    <Form method="post">
+    <Form
+      method="post"
+      onSubmit={(event) => {
+        // Enter in the key field submits too: a replacement still asks first.
+        if (account && !confirming) {
+          event.preventDefault();
+          setConfirming(true);
+        }
+      }}
+    >
       <input type="hidden" name="intent" value="connect" />
       <FormLayout>
         <TextField
@@ -76,13 +94,40 @@ export default function Connection() {
           value={apiKey}
           onChange={setApiKey}
           error={error}
-          helpText="Find it in your marketing account under Settings → API keys. Use a dashboard (API) key, not a content-site plugin key."
+          helpText={
+            "Find it in your marketing account under Settings → API keys. Use a dashboard (API) key, not a content-site plugin key." +
+            (account ? ` A key of another marketing account switches this store from ${accountName} to that account.` : "")
+          }
         />
-        <InlineStack align="end">
-          <Button submit variant="primary" loading={connecting}>
-            {shop.state === "paused" ? "Update key and resume" : account ? "Replace key" : "Connect"}
-          </Button>
-        </InlineStack>
+        {account && confirming ? (
+          <Banner tone="warning" title={`Replace the API key of ${accountName}?`}>
+            <BlockStack gap="200">
+              <p>
+                A new key of the same account only replaces the key. A key of another marketing account switches this store to that account: the app
+                forgets what it sent to {accountName} and imports your store&apos;s history ({IMPORTED}) into the new account, without starting
+                automations. {accountName} keeps what it already has and receives nothing more.
+              </p>
+              <InlineStack gap="200">
+                <Button submit variant="primary" loading={connecting}>
+                  {shop.state === "paused" ? "Save key and resume" : "Save key"}
+                </Button>
+                <Button onClick={() => setConfirming(false)}>Cancel</Button>
+              </InlineStack>
+            </BlockStack>
+          </Banner>
+        ) : (
+          <InlineStack align="end">
+            {account ? (
+              <Button variant="primary" onClick={() => setConfirming(true)}>
+                {shop.state === "paused" ? "Update key and resume…" : "Replace key…"}
+              </Button>
+            ) : (
+              <Button submit variant="primary" loading={connecting}>
+                Connect
+              </Button>
+            )}
+          </InlineStack>
+        )}
       </FormLayout>
     </Form>
   );
@@ -97,6 +142,13 @@ export default function Connection() {
                 {shop.pauseReason ? `${shop.pauseReason}. ` : ""}Paused {formatWhen(shop.pausedAt)}. Nothing is sent until you paste a valid key;
                 changes are kept and sent once it works again.
               </p>
+            </Banner>
+          </Layout.Section>
+        )}
+        {notice && result && (
+          <Layout.Section>
+            <Banner tone="info" title={notice.title} onDismiss={() => setDismissed(result.at)}>
+              <p>{notice.body}</p>
             </Banner>
           </Layout.Section>
         )}
@@ -140,7 +192,8 @@ export default function Connection() {
         {account && (
           <SectionCard title="Disconnect">
             <Text as="p" tone="subdued">
-              Stops all syncing for this store and forgets the API key. Changes made while disconnected are kept and sent if you connect again.
+              Stops all syncing for this store and forgets the API key. Nothing is sent while disconnected. If you connect again, your store&apos;s
+              history is imported to catch up: {IMPORTED}, without starting automations. {NOT_CAUGHT_UP}
             </Text>
             <Box>
               <Form method="post">

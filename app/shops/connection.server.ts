@@ -1,13 +1,14 @@
 import { z } from "zod";
-import { BackfillRefused, requestBackfill } from "../backfill/backfill.server";
+import { requestBackfill } from "../backfill/backfill.server";
 import { config } from "../config.server";
-import { Prisma } from "../generated/prisma/client";
-import { prisma } from "../db.server";
+import { database, prisma } from "../db.server";
+import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { createMarketingClient, type MarketingClient } from "../services/marketing/client.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import type { Account } from "../services/marketing/schemas";
 import { parseSettings, type ShopSettings } from "../sync/settings";
+import type { ConnectionChange } from "./connection-text";
 import { canReceiveDeliveries } from "./eligibility";
 import { decryptSecret, encryptSecret } from "./secrets.server";
 
@@ -95,15 +96,42 @@ function toConnectedAccount(account: Account, apiKey: string): ConnectedAccount 
   };
 }
 
+export type { ConnectionChange };
+
+/** A connected shop stores the whole summary; a disconnected one only `{ id }` (see disconnectShop). */
+const accountIdOnly = z.object({ id: z.string() });
+
+export interface ConnectionResult {
+  account: ConnectedAccount;
+  change: ConnectionChange;
+  /** The account connected before a switch, when the shop was still connected to it. */
+  previous: ConnectedAccount | null;
+}
+
+/**
+ * What a connection changes. "switched": the key is another account's (or the shop was
+ * disconnected by a version that did not keep the account id), which knows none of what was sent
+ * for this shop. "reconnected": same account after a disconnection, which missed what changed
+ * meanwhile (planning ignores a disconnected shop's webhooks). "same": a new key of the connected
+ * (or paused) account: its webhooks were kept, nothing to catch up.
+ */
+function connectionChange(before: { connectedAt: Date | null; serviceKeyEnc: string | null; serviceAccount: unknown } | undefined, accountId: string): ConnectionChange {
+  if (!before?.connectedAt) return "first";
+  if (accountIdOnly.safeParse(before.serviceAccount).data?.id !== accountId) return "switched";
+  return before.serviceKeyEnc ? "same" : "reconnected";
+}
+
 /**
  * Connects a shop to the marketing service: the key is checked against the service first
  * (GET /api/authenticated, then GET /api/account, which must be active), then stored encrypted.
- * Reconnecting resumes a paused shop. Throws ConnectionError with the merchant's message.
+ * Reconnecting resumes a paused shop. The first connection, a reconnection after a disconnection
+ * and a switch to another account start a history import; a switch first forgets what was sent,
+ * so the import sends everything to the new account. Throws ConnectionError with the merchant's message.
  */
 export async function connectShop(
   domain: string,
-  input: { apiKey: string; baseUrl?: string; /** false: skip the first connection's history import (tests) */ importHistory?: boolean },
-): Promise<ConnectedAccount> {
+  input: { apiKey: string; baseUrl?: string; /** false: skip the history import (tests) */ importHistory?: boolean },
+): Promise<ConnectionResult> {
   const baseUrl = input.baseUrl ?? config().marketingApiUrl;
   const apiKey = input.apiKey.trim();
   const client = createMarketingClient({ baseUrl, apiKey, timeoutMs: config().marketingApiTimeoutMs, retries: 0 });
@@ -118,41 +146,76 @@ export async function connectShop(
     throw connectionError("account_inactive", `the service reports the account as ${account.status}`);
   }
   const connected = toConnectedAccount(account, apiKey);
-  const before = await prisma().shop.findUnique({ where: { domain }, select: { connectedAt: true } });
-  const data = {
-    serviceBaseUrl: baseUrl,
-    serviceKeyEnc: encryptSecret(apiKey, domain),
-    serviceAccount: { ...connected },
-    connectedAt: new Date(),
-    pausedAt: null,
-    pauseReason: null,
-  };
-  await prisma().shop.upsert({ where: { domain }, create: { domain, ...data }, update: data });
+  // One transaction: the new key is never stored with the previous account's memory.
+  const { change, previous } = await database().sql.transaction(async (tx) => {
+    const [before] = await tx.query<{ connectedAt: Date | null; serviceKeyEnc: string | null; serviceAccount: unknown }>(
+      `SELECT "connectedAt", "serviceKeyEnc", "serviceAccount" FROM "Shop" WHERE domain = $1 FOR UPDATE`,
+      [domain],
+    );
+    const change = connectionChange(before, connected.id);
+    const previous = change === "switched" && before?.serviceKeyEnc ? storedAccount(before.serviceAccount) : null;
+    if (change === "switched") await forgetWhatWasSent(tx, domain);
+    await tx.query(
+      `INSERT INTO "Shop" (domain, "serviceBaseUrl", "serviceKeyEnc", "serviceAccount", "connectedAt", "updatedAt")
+       VALUES ($1, $2, $3, $4::jsonb, now(), now())
+       ON CONFLICT (domain) DO UPDATE SET "serviceBaseUrl" = EXCLUDED."serviceBaseUrl", "serviceKeyEnc" = EXCLUDED."serviceKeyEnc",
+         "serviceAccount" = EXCLUDED."serviceAccount", "connectedAt" = now(), "pausedAt" = NULL, "pauseReason" = NULL, "updatedAt" = now()`,
+      [domain, baseUrl, encryptSecret(apiKey, domain), JSON.stringify(connected)],
+    );
+    return { change, previous };
+  });
   clients.delete(domain);
-  logger().info({ shop: domain, accountId: account.id }, "shop connected");
-  if (!before?.connectedAt && input.importHistory !== false) await startHistoryBackfill(domain);
-  return connected;
+  logger().info({ shop: domain, accountId: account.id, change }, "shop connected");
+  if (change !== "same" && input.importHistory !== false) await startHistoryBackfill(domain, IMPORT_REASON[change]);
+  return { account: connected, change, previous };
 }
 
-/** The first connection imports the store's history (customers, products, orders of the last year). */
-export async function startHistoryBackfill(domain: string): Promise<void> {
-  try {
-    await requestBackfill(domain);
-  } catch (error) {
-    // One already under way is fine: the history is being imported.
-    if (!(error instanceof BackfillRefused)) throw error;
-  }
+const IMPORT_REASON: Record<Exclude<ConnectionChange, "same">, string> = {
+  first: "replaced by the import of the first connection",
+  reconnected: "replaced by the import of the reconnection (its objects were ignored while disconnected)",
+  switched: "replaced by the import into the newly connected marketing account",
+};
+
+/**
+ * Another account knows nothing of what was sent for this shop: the content hashes (decide.ts
+ * skips a call equal to the last one sent) and the mappers' state (email the contact is known
+ * under, tags and consent sent, order/created sent, product advertised) describe the previous
+ * account, so both go. lastUpdatedAt stays: it is Shopify's version, which still guards against
+ * stale deliveries. Storefront cart rows only mark "cart/created was sent": they go too.
+ */
+async function forgetWhatWasSent(tx: SqlQueryable, domain: string): Promise<void> {
+  const forgotten = await tx.query(
+    `UPDATE "ObjectState" SET "contentHashes" = NULL, state = NULL, "updatedAt" = now()
+      WHERE shop = $1 AND "objectKey" NOT LIKE 'storefront-cart:%' RETURNING 1`,
+    [domain],
+  );
+  await tx.query(`DELETE FROM "ObjectState" WHERE shop = $1 AND "objectKey" LIKE 'storefront-cart:%'`, [domain]);
+  logger().info({ shop: domain, objects: forgotten.length }, "another marketing account: what was sent to the previous one is forgotten");
+}
+
+/**
+ * Imports the store's history (customers, products, orders of the last year). A connection
+ * replaces an import already under way: what it recorded before the connection may have been
+ * ignored (not connected) or sent to the previous account.
+ */
+export async function startHistoryBackfill(domain: string, replacing: string): Promise<void> {
+  await requestBackfill(domain, {}, { replacing });
 }
 
 /**
  * Disconnects: forgets the key, so nothing more is delivered for the shop (see eligibility.ts);
- * queued work waits and resumes if the merchant connects again.
+ * queued work waits and resumes if the merchant connects again, whose history import covers what
+ * changed meanwhile (webhooks of a disconnected shop are ignored).
  */
 export async function disconnectShop(domain: string): Promise<void> {
-  await prisma().shop.updateMany({
-    where: { domain },
-    data: { serviceKeyEnc: null, serviceBaseUrl: null, serviceAccount: Prisma.DbNull, pausedAt: null, pauseReason: null },
-  });
+  // Only the account id is kept: the next connection tells a reconnection from a switch of
+  // accounts. One statement, so a connection racing it cannot have its account id mixed in.
+  await database().sql.query(
+    `UPDATE "Shop" SET "serviceKeyEnc" = NULL, "serviceBaseUrl" = NULL, "pausedAt" = NULL, "pauseReason" = NULL, "updatedAt" = now(),
+       "serviceAccount" = CASE WHEN jsonb_typeof("serviceAccount" -> 'id') = 'string' THEN jsonb_build_object('id', "serviceAccount" -> 'id') END
+     WHERE domain = $1`,
+    [domain],
+  );
   clients.delete(domain);
   logger().info({ shop: domain }, "shop disconnected: key forgotten");
 }
