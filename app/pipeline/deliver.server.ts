@@ -213,11 +213,11 @@ async function deliverOne(
     try {
       await client.perform(call);
     } catch (error) {
-      const resend = isMarketingServiceError(error) && emailChangeFallback(call, error);
-      if (!resend) throw error;
+      const resend = isMarketingServiceError(error) ? emailChangeFallback(call, error) : [];
+      if (!isMarketingServiceError(error) || !resend.length) throw error;
       // Ids only: the addresses are personal data.
       logger().info({ shop: c.shop, callId: c.id, objectKey: c.objectKey, err: error.kind }, "email change not applicable; sent to the new address");
-      await client.perform(resend);
+      for (const next of resend) await client.perform(next);
     }
     return { status: "delivered" };
   } catch (error) {
@@ -249,16 +249,21 @@ async function deliverOne(
  * An email change the service cannot apply — the old contact is gone, or the new address already
  * has a contact — still carries the customer's latest data and consent. Dead-lettering it would lose
  * an unsubscribe (or a subscribe) for the address the customer now uses, so the same body is sent
- * to the new address as a plain upsert. null: the error is handled as usual.
+ * to the new address as a plain upsert. When the new address was taken, the old contact stays in the
+ * service: an unsubscribe is sent to it too, so neither address keeps mailing a customer who opted
+ * out. Empty: the error is handled as usual. Upserts are idempotent, so a retry may repeat them.
  */
-export function emailChangeFallback(call: ServiceCall, error: MarketingServiceError): ServiceCall | null {
-  if (call.op !== "person.upsert" || call.body.emailChange === undefined) return null;
+export function emailChangeFallback(call: ServiceCall, error: MarketingServiceError): ServiceCall[] {
+  if (call.op !== "person.upsert" || call.body.emailChange === undefined) return [];
   const oldGone = error.kind === "person_not_found";
   const newTaken = error.status === 422 && !error.local && error.errors?.emailChange !== undefined;
-  if (!oldGone && !newTaken) return null;
+  if (!oldGone && !newTaken) return [];
   // An id would address the old contact again.
   const { emailChange, id: _oldId, ...body } = call.body;
-  return { op: "person.upsert", body: { ...body, email: emailChange } };
+  const toNew: ServiceCall = { op: "person.upsert", body: { ...body, email: emailChange } };
+  if (!newTaken || body.statusDetails !== "unsubscribed") return [toNew];
+  const { source, status, statusDetails, skipDoubleOptIn } = body;
+  return [toNew, { op: "person.upsert", body: { email: call.body.email, source, status, statusDetails, skipDoubleOptIn } }];
 }
 
 /** What support reads: the kind, the message, and the per-field messages when there are some. */

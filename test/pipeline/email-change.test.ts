@@ -78,6 +78,8 @@ describeEachDatabase("email change the service cannot apply", (database) => {
       customerBody({ id: "9202", email: newEmail, consent: "unsubscribed", updatedAt: "2026-04-02T09:00:00Z", consentUpdatedAt: "2026-04-02T09:00:00Z" }),
     );
     expect(h.emulator.person(newEmail)?.statusDetails).toBe("unsubscribed");
+    // The old address stays a contact of its own in the service: it must not keep mailing them either.
+    expect(h.emulator.person(oldEmail)?.statusDetails).toBe("unsubscribed");
     expect(await listDeadLetters(shop)).toHaveLength(0);
     const calls = await h.app.db.prisma.outboundCall.findMany({ where: { shop } });
     expect(calls.every((c) => c.status === "delivered")).toBe(true);
