@@ -83,7 +83,7 @@ export async function handleCompliance(
     const found = await exportCustomer(tx, delivery.shop, customer, { excludeDelivery: delivery.id });
     return {
       outcome: "handled",
-      detail: `data request: ${found.rowCount} rows stored about customer ${customer.id}; export from the Privacy page or \`npm run cli -- export-customer --shop ${delivery.shop} --customer ${customer.id}\``,
+      detail: `data request: ${found.rowCount} rows stored about customer ${customer.id}; download the export from the Privacy page`,
       ...none,
     };
   }

@@ -73,7 +73,7 @@ describeEachDatabase("privacy requests", (kind) => {
       await deliver(shop, "customers/data_request", request(shop, target, { orders_requested: [8001], data_request: { id: 1 } }));
       const row = await lastDelivery(shop, "customers/data_request");
       expect(row).toMatchObject({ status: "done", outcome: "handled" });
-      expect(row?.outcomeDetail).toMatch(/data request: \d+ rows stored about customer 7001/);
+      expect(row?.outcomeDetail).toMatch(/^data request: \d+ rows stored about customer 7001; download the export from the Privacy page$/);
 
       const found = await exportCustomer(database().sql, shop, { id: target.id, email: target.email, orderIds: ["8001"] });
       expect(found.objectStates.map((o) => o.objectKey)).toEqual(expect.arrayContaining(["customer:7001", "order:8001"]));
