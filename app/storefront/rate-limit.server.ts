@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js";
 import { database } from "../db.server";
 import { STOREFRONT_POLICY } from "./policy";
 
@@ -63,19 +64,10 @@ async function dropEndedWindows(shop: string, windowStart: number): Promise<void
  * /64 and can send from any address in it). clientIp is a valid address (proxy.server.ts).
  */
 function addressKey(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1];
-  if (!ip.includes(":")) return ip;
-  const [head, tail] = ip.split("%")[0].split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  // "::" stands for the zero groups missing from 8 (an embedded IPv4 address is two groups).
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length - (right.at(-1)?.includes(".") ? 1 : 0);
-  const groups = [...left, ...Array<string>(missing).fill("0"), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(":")}::/64`;
+  const address = ipaddr.process(ip); // an IPv4-mapped IPv6 address counts as its IPv4 address
+  if (address.kind() === "ipv4") return address.toString();
+  const groups = (address as ipaddr.IPv6).parts.slice(0, 4).map((g) => g.toString(16));
+  return `${groups.join(":")}::/64`;
 }
 
 /** Windows that ended are of no use: dropped by the worker's storefront step. */
