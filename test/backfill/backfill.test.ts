@@ -23,8 +23,7 @@ describeEachDatabase("history backfill", (database) => {
     await h.close();
   });
   afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
+    await h.reset();
     // A test that failed leaves its run queued: it must not start exports in the next test.
     await h.app.db.sql.query(`UPDATE "BackfillRun" SET status = '${BACKFILL_STATUS.failed}', "lockedBy" = NULL WHERE status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}')`);
   });

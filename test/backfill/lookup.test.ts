@@ -24,8 +24,7 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
     await h.close();
   });
   afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
+    await h.reset();
     store.throttle({ maximumAvailable: 2_000, currentlyAvailable: 2_000, restoreRate: 100 });
   });
 

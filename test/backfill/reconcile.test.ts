@@ -23,10 +23,7 @@ describeEachDatabase("reconciliation", (database) => {
     await store.close();
     await h.close();
   });
-  afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
-  });
+  afterEach(() => h.reset());
 
   /** A connected shop whose customers were imported, then one of them changed in Shopify with no webhook. */
   async function shopWithMissedUpdate(index: number) {
@@ -36,8 +33,7 @@ describeEachDatabase("reconciliation", (database) => {
     h.startWorkers(1, FAST_POLICY);
     await until("the import", async () => (await backfillProgress(shop))?.status === "done");
     await h.settle();
-    await h.stopWorkers();
-    h.emulator.reset();
+    await h.reset();
     const customer = store.touch("customers", index, { firstName: `Missed${index}` });
     return { shop, customer };
   }

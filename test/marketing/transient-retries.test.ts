@@ -25,10 +25,7 @@ describeEachDatabase("the pipeline on transient answers", (database) => {
     h = await startPipelineHarness({ database });
   });
   afterAll(() => h.close());
-  afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
-  });
+  afterEach(() => h.reset());
 
   const calls = (shop: string) => h.app.db.prisma.outboundCall.findMany({ where: { shop }, orderBy: { id: "asc" } });
   const eventsFor = (email: string) => h.emulator.requests.filter((r) => r.path === "/api/events/customer/created" && (r.body as { customer_email?: string }).customer_email === email);

@@ -14,10 +14,7 @@ describeEachDatabase("delivery pipeline", (database) => {
     h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "300" } });
   });
   afterAll(() => h.close());
-  afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
-  });
+  afterEach(() => h.reset());
 
   const upserts = (email: string) =>
     h.emulator.requests.filter((r) => r.path === "/api/people" && r.method === "POST" && (r.body as { email?: string }).email === email);

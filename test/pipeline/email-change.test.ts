@@ -16,15 +16,9 @@ describeEachDatabase("email change the service cannot apply", (database) => {
     h = await startPipelineHarness({ database });
   });
   afterAll(() => h.close());
-  afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
-  });
+  afterEach(() => h.reset());
 
-  async function deliver(shop: string, topic: string, body: object) {
-    expect((await h.send({ topic, shop, body })).status).toBe(200);
-    await h.settle();
-  }
+  const deliver = (shop: string, topic: string, body: object) => h.deliver({ topic, shop, body });
   /** What the merchant or a signup form does in the service itself. */
   async function service(method: "POST" | "DELETE", path: string, body?: object) {
     const res = await fetch(`${h.emulator.url}${path}`, {

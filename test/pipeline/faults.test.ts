@@ -32,10 +32,7 @@ describeEachDatabase("the pipeline under faults", (database) => {
     h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "5000" } });
   });
   afterAll(() => h.close());
-  afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
-  });
+  afterEach(() => h.reset());
 
   const calls = (shop: string) => h.app.db.prisma.outboundCall.findMany({ where: { shop }, orderBy: { id: "asc" } });
   const peopleRequests = (email: string) =>

@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { connectShop } from "~/shops/connection.server";
 import { startWorker, type Worker } from "~/pipeline/worker.server";
@@ -18,6 +19,10 @@ export interface PipelineHarness {
   /** Installs and connects a shop to the emulator's default account. */
   connect(shop: string, apiKey?: string): Promise<void>;
   send(delivery: Omit<WebhookDelivery, "body"> & { body: string | object }): Promise<Response>;
+  /** Sends a signed webhook, expects it acknowledged (200), then waits until every worker is idle. */
+  deliver(delivery: Omit<WebhookDelivery, "body"> & { body: string | object }): Promise<void>;
+  /** Between tests: stops the workers and forgets what the emulator received. */
+  reset(): Promise<void>;
   /** Waits until every worker is idle. */
   settle(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -43,6 +48,14 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
       await connectShop(shop, { apiKey, baseUrl: emulator.url, importHistory: false });
     },
     send: (delivery) => sendWebhook(app.url, delivery),
+    async deliver(delivery) {
+      expect((await harness.send(delivery)).status).toBe(200);
+      await harness.settle();
+    },
+    async reset() {
+      await harness.stopWorkers();
+      emulator.reset();
+    },
     async settle(timeoutMs = 30_000) {
       await Promise.all(workers.map((w) => w.idle({ timeoutMs })));
     },

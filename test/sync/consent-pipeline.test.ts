@@ -16,15 +16,9 @@ describeEachDatabase("consent of an existing contact (double_opt_in)", (database
     h = await startPipelineHarness({ database });
   });
   afterAll(() => h.close());
-  afterEach(async () => {
-    await h.stopWorkers();
-    h.emulator.reset();
-  });
+  afterEach(() => h.reset());
 
-  async function deliver(shop: string, topic: string, body: object) {
-    expect((await h.send({ topic, shop, body })).status).toBe(200);
-    await h.settle();
-  }
+  const deliver = (shop: string, topic: string, body: object) => h.deliver({ topic, shop, body });
   const consent = (customerId: string, email: string, state: string, at: string, optInLevel = "single_opt_in") => ({
     customer_id: Number(customerId),
     email_address: email,
