@@ -56,10 +56,9 @@ export async function reencryptKeys(): Promise<ResealReport> {
 
 /** `export-customer`: everything stored about one customer of a shop (a data request), as JSON. */
 export async function exportCustomerData(options: { shop: string; customer: string; email?: string; orders?: string[] }): Promise<CustomerExport> {
-  shopDomain(options.shop);
-  if (!/^\d{1,30}$/.test(options.customer)) throw new CliError(`--customer must be a Shopify customer id (digits), got ${options.customer}`);
   // A typo'd shop would otherwise give an empty export that looks like "nothing stored".
   await knownShop(options.shop);
+  if (!/^\d{1,30}$/.test(options.customer)) throw new CliError(`--customer must be a Shopify customer id (digits), got ${options.customer}`);
   const db = await openDatabase();
   const email = options.email ?? (await knownEmail(db.sql, options.shop, options.customer));
   return exportCustomer(db.sql, options.shop, { id: options.customer, email, orderIds: options.orders ?? [] });
