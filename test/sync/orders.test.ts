@@ -338,6 +338,14 @@ describe("refunds", () => {
       expect(eventOf(plan, "order", "updated").status).toBe("partially_refunded");
     });
 
+    it("money paid back in GBP with no breakdown in EUR is reported in GBP, not as nothing, and leaves the EUR total alone", () => {
+      const body = { id: 77, order_id: 31000, refund_line_items: [], refund_shipping_lines: [], order_adjustments: [], transactions: [{ kind: "refund", status: "success", amount: "25.00", currency: "GBP" }] };
+      const { plan, properties } = refundOf(body);
+      expect(properties).toMatchObject({ amount: 25, currency: "GBP" });
+      expect(eventOf(plan, "order", "updated")).toMatchObject({ status: "partially_refunded", currency: "EUR" });
+      expect(plan.nextState).toMatchObject({ refunded: "0.00", refundIds: ["77"] });
+    });
+
     it("refunds in the shop currency are the transactions as paid (USD order, USD refund)", () => {
       const [, plan] = runSequence([
         { topic: "orders/create", body: orderBody() },

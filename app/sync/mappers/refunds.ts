@@ -28,25 +28,32 @@ function moneyRefunds(r: RefundPayload) {
 }
 
 /**
- * The refund in the shop currency, minor units; 0 when no money moved. Transactions are in the
- * buyer's (presentment) currency: summed as they are only when that is the shop currency; otherwise
- * the refund's own shop-money breakdown is used (lines + tax + shipping, less the adjustments that
- * record a refund short of it; a shipping refund is a negative adjustment when no shipping line says it).
+ * The refund in minor units of the currency it is reported in: the shop currency whenever the
+ * payload allows. Transactions are in the buyer's (presentment) currency: summed as they are only
+ * when that is the shop currency; otherwise the refund's own shop-money breakdown is used (lines +
+ * tax + shipping, less the adjustments that record a refund short of it; a shipping refund is a
+ * negative adjustment when no shipping line says it). A refund with money returned but no breakdown
+ * (no lines, shipping or adjustments) is reported as paid back, in the buyer's currency, rather
+ * than as nothing; it then cannot count towards the order's refunded total, which is in the shop's.
  */
-export function refundAmountMinor(r: RefundPayload, currency: string | undefined): bigint {
+export function refundMoney(r: RefundPayload, currency: string | undefined): { minor: bigint; currency: string | undefined; inShopCurrency: boolean } {
   const refunds = moneyRefunds(r);
-  if (refunds.length === 0) return 0n;
   const presentment = r.refund_line_items.map((l) => l.subtotal_set?.presentment_money?.currency_code).find(Boolean) ?? currency;
-  if (refunds.every((t) => (t.currency ?? presentment) === currency)) return sumMinor(refunds.map((t) => t.amount), currency);
+  if (refunds.every((t) => (t.currency ?? presentment) === currency)) {
+    return { minor: sumMinor(refunds.map((t) => t.amount), currency), currency, inShopCurrency: true };
+  }
   const shippingLines = r.refund_shipping_lines.flatMap((s) => [shop(s.subtotal_amount_set), shop(s.tax_amount_set)]);
   const adjustments = r.order_adjustments
     .filter((a) => !(r.refund_shipping_lines.length > 0 && a.kind === "shipping_refund"))
     .flatMap((a) => [shop(a.amount_set, a.amount), shop(a.tax_amount_set, a.tax_amount)]);
-  return (
+  const fromBreakdown =
     sumMinor(r.refund_line_items.flatMap((l) => [shop(l.subtotal_set, l.subtotal), shop(l.total_tax_set, l.total_tax)]), currency) +
     sumMinor(shippingLines, currency) -
-    sumMinor(adjustments, currency)
-  );
+    sumMinor(adjustments, currency);
+  if (fromBreakdown > 0n) return { minor: fromBreakdown, currency, inShopCurrency: true };
+  const paidIn = refunds[0]?.currency ?? presentment;
+  if (!refunds.every((t) => (t.currency ?? presentment) === paidIn)) return { minor: 0n, currency, inShopCurrency: true };
+  return { minor: sumMinor(refunds.map((t) => t.amount), paidIn), currency: paidIn, inShopCurrency: false };
 }
 
 export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
@@ -79,8 +86,8 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
   }
 
   const currency = refundCurrency(r, prior.currency, ctx);
-  const refundMinor = refundAmountMinor(r, currency);
-  const refundedSoFar = toMinor(prior.refunded, currency) + refundMinor;
+  const paidBack = refundMoney(r, currency);
+  const refundedSoFar = toMinor(prior.refunded, currency) + (paidBack.inShopCurrency ? paidBack.minor : 0n);
   const refundedDecimal = minorToDecimal(refundedSoFar, currency);
   const fully = prior.total !== null && compareMoney(refundedDecimal, prior.total, currency) >= 0;
   const status = fully ? "refunded" : "partially_refunded";
@@ -106,8 +113,8 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
     properties: compact({
       order_id: r.order_id,
       refund_id: r.id,
-      amount: fromMinor(refundMinor, currency),
-      currency,
+      amount: fromMinor(paidBack.minor, paidBack.currency),
+      currency: paidBack.currency,
       items,
       note: r.note,
       occurred_at: occurredAt,
