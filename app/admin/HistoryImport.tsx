@@ -29,7 +29,7 @@ function useRate(history: HistoryView | null): number | null {
 }
 
 /** The history import on the Connection page: a live progress bar while it runs, and a restart with the orders period. */
-export function HistoryImport({ history }: { history: HistoryView | null }) {
+export function HistoryImport({ history, timeZone }: { history: HistoryView | null; timeZone?: string }) {
   const revalidator = useRevalidator();
   const navigation = useNavigation();
   const [orders, setOrders] = useState("365");
@@ -87,7 +87,7 @@ export function HistoryImport({ history }: { history: HistoryView | null }) {
       ) : (
         <Text as="p" tone="subdued">
           {history?.status === BACKFILL_STATUS.done
-            ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt)}.`
+            ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt, timeZone)}.`
             : history?.status === BACKFILL_STATUS.failed
               ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
               : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}

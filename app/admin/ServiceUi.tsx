@@ -27,6 +27,27 @@ export function ServiceUnavailable({ service, what }: { service: { state: string
   );
 }
 
+/** The card a page shows while no marketing account is connected (also Problems and Activity: their emptiness means nothing then). */
+export function NotConnectedCard() {
+  return (
+    <Layout.Section>
+      <Card>
+        <BlockStack gap="300" inlineAlign="start">
+          <Text as="h2" variant="headingMd">
+            Connect your email marketing account
+          </Text>
+          <Text as="p" tone="subdued">
+            Nothing is sent until you connect your marketing account.
+          </Text>
+          <Button url="/app/connection" variant="primary">
+            Connect account
+          </Button>
+        </BlockStack>
+      </Card>
+    </Layout.Section>
+  );
+}
+
 /** A link the service hands off (dashboard, editor, preview): always a new tab. */
 export function HandOffLink({ url, children }: { url: string; children: ReactNode }) {
   return (

@@ -1,6 +1,7 @@
 import { prisma } from "../db.server";
 import { counterHistory, syncHealth, type HistoryPoint, type SyncHealth } from "../pipeline/counters.server";
 import { CALL_STATUS, DELIVERY_OUTCOME } from "../pipeline/status";
+import { pauseText } from "./plain-words";
 import { countUnprocessed } from "./problems.server";
 import { kindOf } from "../topics";
 import { describeShop, type ShopSummary } from "../shops/shops.server";
@@ -22,6 +23,8 @@ export interface HealthView {
   kinds: (Omit<SyncHealth, "lastDeliveredAt"> & { stale: number; lastDeliveredAt: string | null })[];
   totals: { received: number; delivered: number; skipped: number; stale: number; unusable: number; failed: number; dead: number; queued: number };
   lagMs: number;
+  /** failures that gave up and are still on the Problems page (totals.dead also counts replayed ones) */
+  openDead: number;
   lastDeliveredAt: string | null;
   history: { day: HistoryPoint[]; month: HistoryPoint[] };
 }
@@ -57,7 +60,7 @@ export async function healthView(domain: string, now = new Date()): Promise<Heal
   const lastDeliveredAt = kinds.map((k) => k.lastDeliveredAt).filter((d): d is string => Boolean(d)).sort().at(-1) ?? null;
   const openDead = await prisma().outboundCall.count({ where: { shop: domain, status: CALL_STATUS.dead } });
   const unusable = await countUnprocessed(domain, new Date(now.getTime() - UNUSABLE_WINDOW_MS));
-  return { shop, banner: banner(shop, { openDead, lagMs, unusable }), kinds, totals, lagMs, lastDeliveredAt, history: { day, month } };
+  return { shop, banner: banner(shop, { openDead, lagMs, unusable }), kinds, totals, lagMs, openDead, lastDeliveredAt, history: { day, month } };
 }
 
 /** Changes that could not be used (Problems page) are mentioned on the health banner for this long. */
@@ -68,7 +71,7 @@ function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusabl
     return {
       status: "paused",
       title: "Sync is paused",
-      reason: `The marketing service rejected the stored API key${shop.pauseReason ? ` (${shop.pauseReason})` : ""}. Nothing is sent until it is fixed; changes are kept and sent afterwards.`,
+      reason: `${pauseText(shop.pauseReason)} Nothing is sent until it is fixed; changes are kept and sent afterwards.`,
       fix: "Paste a valid API key on the Connection page.",
     };
   }

@@ -160,9 +160,28 @@ export function formatDuration(ms: number): string {
   return `${(m / 60).toFixed(1)} h`;
 }
 
-export function formatWhen(iso: string | null): string {
+/**
+ * A moment as the merchant reads it: in the store's time zone (`timeZone`, from storeTimeZone) with
+ * its abbreviation ("Nov 25, 2026, 11:57 AM EST"), or in UTC when no zone is given.
+ */
+export function formatWhen(iso: string | null, timeZone?: string): string {
   if (!iso) return "never";
-  return new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }).format(new Date(iso)) + " UTC";
+  if (!timeZone || timeZone === "UTC") {
+    return new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }).format(new Date(iso)) + " UTC";
+  }
+  const parts = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short", timeZone }).format(new Date(iso));
+  const zone = new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "short" }).formatToParts(new Date(iso)).find((p) => p.type === "timeZoneName")?.value;
+  return zone ? `${parts} ${zone}` : parts;
+}
+
+/** Technical text kept for support staff, folded away under the plain words the merchant reads. */
+export function SupportDetails({ children }: { children: ReactNode }) {
+  return (
+    <details>
+      <summary style={{ cursor: "pointer", color: "var(--p-color-text-secondary)", fontSize: "var(--p-font-size-300)" }}>Details for support</summary>
+      <div style={{ whiteSpace: "normal", wordBreak: "break-word", fontSize: "var(--p-font-size-300)", color: "var(--p-color-text-secondary)" }}>{children}</div>
+    </details>
+  );
 }
 
 export { Text };

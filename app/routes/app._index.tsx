@@ -11,6 +11,7 @@ import {
   InlineGrid,
   InlineStack,
   Layout,
+  Link,
   Page,
   Tabs,
   Text,
@@ -18,14 +19,16 @@ import {
 import { useEffect, useState } from "react";
 import { HealthChart } from "~/admin/HealthChart";
 import { healthView } from "~/admin/health.server";
-import { PageError, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
+import { storeTimeZone } from "~/admin/store-zone.server";
+import { PageError, SupportDetails, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  const view = await healthView(session.shop);
+  const { admin, session } = await authenticate.admin(request);
+  const [view, zone] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop)]);
   return {
     ...view,
+    zone,
     shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
   };
 };
@@ -38,10 +41,28 @@ const KIND_LABEL: Record<string, string> = {
   cart: "Carts",
   checkout: "Checkouts",
   subscription: "Subscriptions",
+  privacy: "Privacy requests",
+  app: "App installation",
+  bulk: "History import",
   other: "Other",
 };
 
-function Stat({ label, value, tone }: { label: string; value: string; tone?: "critical" | "caution" | "success" }) {
+function Stat({
+  label,
+  value,
+  tone,
+  help,
+  url,
+}: {
+  label: string;
+  value: string;
+  tone?: "critical" | "caution" | "success";
+  /** a line under the number saying what it counts */
+  help?: string;
+  /** where the number's details are */
+  url?: string;
+}) {
+  const number = <span data-stat={label}>{value}</span>;
   return (
     <Card>
       <BlockStack gap="100">
@@ -49,8 +70,19 @@ function Stat({ label, value, tone }: { label: string; value: string; tone?: "cr
           {label}
         </Text>
         <Text as="p" variant="headingLg" tone={tone}>
-          <span data-stat={label}>{value}</span>
+          {url ? (
+            <Link url={url} monochrome removeUnderline>
+              {number}
+            </Link>
+          ) : (
+            number
+          )}
         </Text>
+        {help && (
+          <Text as="p" variant="bodySm" tone="subdued">
+            {help}
+          </Text>
+        )}
       </BlockStack>
     </Card>
   );
@@ -120,21 +152,34 @@ export default function SyncHealth() {
             action={
               banner.status === "paused" || banner.status === "not_connected"
                 ? { content: "Open Connection", url: "/app/connection" }
-                : banner.status === "degraded" && totals.dead > 0
+                : banner.status === "degraded" && view.openDead > 0
                   ? { content: "Open Problems", url: "/app/problems" }
                   : undefined
             }
           >
             <p>{banner.reason}</p>
             {banner.fix && <p>{banner.fix}</p>}
+            {banner.status === "paused" && shop.pauseReason && <SupportDetails>{shop.pauseReason}</SupportDetails>}
           </Banner>
         </Layout.Section>
         <Layout.Section>
           <InlineGrid columns={{ xs: 2, md: 4 }} gap="400">
-            <Stat label="Delivered" value={formatNumber(totals.delivered)} tone="success" />
+            <Stat
+              label="Sent to your marketing account"
+              value={formatNumber(totals.delivered)}
+              tone="success"
+              help={`For ${formatNumber(totals.received)} store ${totals.received === 1 ? "change" : "changes"}: one store change can send several updates.`}
+            />
             <Stat label="Waiting to send" value={formatNumber(totals.queued)} />
             <Stat label="Current lag" value={formatDuration(view.lagMs)} />
-            <Stat label="Need attention" value={formatNumber(totals.dead)} tone={totals.dead ? "critical" : undefined} />
+            {/* What is still on the Problems page: replayed or discarded ones no longer need attention. */}
+            <Stat
+              label="Need attention"
+              value={formatNumber(view.openDead)}
+              tone={view.openDead ? "critical" : undefined}
+              help={view.openDead ? "Replay or discard them on the Problems page." : "Nothing to replay or discard."}
+              url="/app/problems"
+            />
           </InlineGrid>
         </Layout.Section>
         <Layout.Section>
@@ -145,7 +190,7 @@ export default function SyncHealth() {
                   Deliveries and failures
                 </Text>
                 <Text as="p" variant="bodySm" tone="subdued">
-                  Last successful delivery: {formatWhen(view.lastDeliveredAt)}
+                  Last successful delivery: {formatWhen(view.lastDeliveredAt, view.zone)}
                 </Text>
               </InlineStack>
               <Tabs
@@ -156,7 +201,7 @@ export default function SyncHealth() {
                 selected={tab}
                 onSelect={setTab}
               />
-              <HealthChart points={tab === 0 ? view.history.day : view.history.month} range={tab === 0 ? "24h" : "30d"} />
+              <HealthChart points={tab === 0 ? view.history.day : view.history.month} range={tab === 0 ? "24h" : "30d"} timeZone={view.zone} />
             </BlockStack>
           </Card>
         </Layout.Section>
@@ -170,13 +215,19 @@ export default function SyncHealth() {
             {rows.length ? (
               <DataTable
                 columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
-                headings={["Type", "Received", "Delivered", "Skipped", "Stale", "Could not be used", "Failed attempts", "Gave up", "Waiting"]}
+                headings={["Type", "Received", "Sent", "Skipped", "Out of date", "Could not be used", "Failed attempts", "Gave up", "Waiting"]}
                 rows={rows}
                 totals={[
                   "",
                   ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.unusable, totals.failed, totals.dead, totals.queued].map(formatNumber),
                 ]}
                 showTotalsInFooter
+                footerContent={
+                  <span data-columns-help>
+                    Received: changes your store sent. Sent: updates sent to your marketing account (one change can send several). Skipped:
+                    changes with nothing to send. Out of date: skipped ones Shopify delivered after a newer version of the same thing.
+                  </span>
+                }
               />
             ) : (
               <Box padding="400">

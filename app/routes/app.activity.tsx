@@ -2,16 +2,24 @@ import type { LoaderFunctionArgs } from "@remix-run/node";
 import { useLoaderData, useSearchParams } from "@remix-run/react";
 import { Badge, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
+import { NotConnectedCard } from "~/admin/ServiceUi";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { recentActivity } from "~/admin/activity.server";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
+import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
+  const { admin, session } = await authenticate.admin(request);
   const url = new URL(request.url);
   const search = (url.searchParams.get("q") ?? "").slice(0, 200);
   const before = url.searchParams.get("before") ?? undefined;
-  return { search, ...(await recentActivity(session.shop, { search, before })) };
+  const [shop, zone, activity] = await Promise.all([
+    describeShop(session.shop),
+    storeTimeZone(admin, session.shop),
+    recentActivity(session.shop, { search, before }),
+  ]);
+  return { search, zone, notConnected: shop.state === "not_connected" || shop.state === "not_installed", ...activity };
 };
 
 const STATUS: Record<string, { label: string; tone?: "success" | "critical" | "attention" | "info" }> = {
@@ -24,22 +32,30 @@ const STATUS: Record<string, { label: string; tone?: "success" | "critical" | "a
 };
 
 export default function Activity() {
-  const { entries, search, nextBefore } = useLoaderData<typeof loader>();
+  const { entries, search, nextBefore, zone, notConnected } = useLoaderData<typeof loader>();
   const [params] = useSearchParams();
 
   return (
     <Page title="Activity" subtitle="What was sent to your marketing account, newest first">
       <Layout>
+        {notConnected && <NotConnectedCard />}
         <Layout.Section>
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
         <Layout.Section>
           <Card padding="0">
             {entries.length === 0 ? (
+              // Not connected, "No activity yet" would promise activity to come: the card above says why there is none.
               <EmptyState
                 heading
-                title={params.get("q") ? "Nothing matches your search" : "No activity yet"}
-                hint={params.get("q") ? "Try another customer email or order name." : "Changes in your store appear here as they are sent."}
+                title={params.get("q") ? "Nothing matches your search" : notConnected ? "Nothing sent" : "No activity yet"}
+                hint={
+                  params.get("q")
+                    ? "Try another customer email or order name."
+                    : notConnected
+                      ? "Changes in your store appear here once your marketing account is connected."
+                      : "Changes in your store appear here as they are sent."
+                }
               />
             ) : (
               <IndexTable
@@ -52,7 +68,7 @@ export default function Activity() {
                   const st = STATUS[e.status] ?? { label: e.status };
                   return (
                     <IndexTable.Row id={e.id} key={e.id} position={i}>
-                      <IndexTable.Cell>{formatWhen(e.at)}</IndexTable.Cell>
+                      <IndexTable.Cell>{formatWhen(e.at, zone)}</IndexTable.Cell>
                       <IndexTable.Cell>{e.orderName ? `Order ${e.orderName}` : e.object}</IndexTable.Cell>
                       <IndexTable.Cell>{e.what}</IndexTable.Cell>
                       <IndexTable.Cell>{e.customer ?? "—"}</IndexTable.Cell>

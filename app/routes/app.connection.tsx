@@ -20,15 +20,17 @@ import { useEffect, useState } from "react";
 import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
 import { historyAction, historyView } from "~/admin/history.server";
-import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
+import { pauseText } from "~/admin/plain-words";
+import { storeTimeZone } from "~/admin/store-zone.server";
+import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { IMPORTED, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  const [shop, history] = await Promise.all([describeShop(session.shop), historyView(session.shop)]);
-  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history };
+  const { admin, session } = await authenticate.admin(request);
+  const [shop, history, zone] = await Promise.all([describeShop(session.shop), historyView(session.shop), storeTimeZone(admin, session.shop)]);
+  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -57,6 +59,8 @@ export default function Connection() {
   const [apiKey, setApiKey] = useState("");
   // Replacing a key may switch accounts: the merchant confirms first.
   const [confirming, setConfirming] = useState(false);
+  // Disconnecting stops the sync: asked first too.
+  const [confirmingDisconnect, setConfirmingDisconnect] = useState(false);
   // What the last connection did (from the action), until dismissed.
   const [dismissed, setDismissed] = useState<number | null>(null);
   useToast(result);
@@ -64,6 +68,7 @@ export default function Connection() {
   useEffect(() => {
     if (result?.ok) setApiKey("");
     setConfirming(false);
+    setConfirmingDisconnect(false);
   }, [result]);
   const submitting = navigation.state === "submitting";
   const connecting = submitting && navigation.formData?.get("intent") === "connect";
@@ -138,10 +143,13 @@ export default function Connection() {
         {shop.state === "paused" && (
           <Layout.Section>
             <Banner tone="critical" title="Sync is paused: the marketing service rejected your API key">
-              <p>
-                {shop.pauseReason ? `${shop.pauseReason}. ` : ""}Paused {formatWhen(shop.pausedAt)}. Nothing is sent until you paste a valid key;
-                changes are kept and sent once it works again.
-              </p>
+              <BlockStack gap="200">
+                <p>
+                  {pauseText(shop.pauseReason)} Paused {formatWhen(shop.pausedAt, shop.zone)}. Nothing is sent until you paste a valid key;
+                  changes are kept and sent once it works again.
+                </p>
+                {shop.pauseReason && <SupportDetails>{shop.pauseReason}</SupportDetails>}
+              </BlockStack>
             </Banner>
           </Layout.Section>
         )}
@@ -176,7 +184,7 @@ export default function Connection() {
                 <List.Item>Account status: {account.status}</List.Item>
                 <List.Item>Time zone: {account.timezone ?? "unknown"}</List.Item>
                 <List.Item>API key: •••• {account.keyLast4}</List.Item>
-                <List.Item>Connected: {formatWhen(shop.connectedAt)}</List.Item>
+                <List.Item>Connected: {formatWhen(shop.connectedAt, shop.zone)}</List.Item>
               </List>
             </BlockStack>
           ) : (
@@ -188,21 +196,39 @@ export default function Connection() {
         <SectionCard title={account ? "Use another API key" : "Connect with your API key"}>
           {keyForm}
         </SectionCard>
-        {account && <HistoryImport history={shop.history} />}
+        {account && <HistoryImport history={shop.history} timeZone={shop.zone} />}
         {account && (
           <SectionCard title="Disconnect">
-            <Text as="p" tone="subdued">
-              Stops all syncing for this store and forgets the API key. Nothing is sent while disconnected. If you connect again, your store&apos;s
-              history is imported to catch up: {IMPORTED}, without starting automations. {NOT_CAUGHT_UP}
-            </Text>
-            <Box>
-              <Form method="post">
-                <input type="hidden" name="intent" value="disconnect" />
-                <Button submit tone="critical" loading={submitting && navigation.formData?.get("intent") === "disconnect"}>
-                  Disconnect
+            {!confirmingDisconnect && (
+              <Text as="p" tone="subdued">
+                Stops all syncing for this store and forgets the API key. Nothing is sent while disconnected. If you connect again, your store&apos;s
+                history is imported to catch up: {IMPORTED}, without starting automations. {NOT_CAUGHT_UP}
+              </Text>
+            )}
+            {confirmingDisconnect ? (
+              <Banner tone="critical" title={`Disconnect ${accountName}?`}>
+                <BlockStack gap="200">
+                  <p>
+                    Nothing more is sent until you connect again. Connecting again imports your store&apos;s {IMPORTED}. {NOT_CAUGHT_UP}
+                  </p>
+                  <Form method="post">
+                    <input type="hidden" name="intent" value="disconnect" />
+                    <InlineStack gap="200" align="start">
+                      <Button submit variant="primary" tone="critical" loading={submitting && navigation.formData?.get("intent") === "disconnect"}>
+                        Disconnect
+                      </Button>
+                      <Button onClick={() => setConfirmingDisconnect(false)}>Cancel</Button>
+                    </InlineStack>
+                  </Form>
+                </BlockStack>
+              </Banner>
+            ) : (
+              <Box>
+                <Button tone="critical" onClick={() => setConfirmingDisconnect(true)}>
+                  Disconnect…
                 </Button>
-              </Form>
-            </Box>
+              </Box>
+            )}
           </SectionCard>
         )}
       </Layout>

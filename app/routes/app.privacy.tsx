@@ -1,19 +1,22 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { useLoaderData } from "@remix-run/react";
-import { Banner, BlockStack, Button, Card, DataTable, Layout, Page, Text } from "@shopify/polaris";
+import { Banner, Box, Button, Card, IndexTable, Layout, Page, Text } from "@shopify/polaris";
 import { useState } from "react";
-import { listDataRequests, type DataRequestSummary } from "~/compliance/requests.server";
+import { dataRequestRows } from "~/admin/privacy-requests.server";
+import { storeTimeZone } from "~/admin/store-zone.server";
+import { SupportDetails, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 // Customer data requests (customers/data_request); each export is downloaded from
 // app.privacy-export.tsx, assembled at that moment.
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  return { shop: session.shop, requests: await listDataRequests(session.shop) };
+  const { admin, session } = await authenticate.admin(request);
+  const [requests, zone] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(admin, session.shop)]);
+  return { shop: session.shop, requests, zone };
 };
 
 export default function Privacy() {
-  const { shop, requests } = useLoaderData<typeof loader>() as { shop: string; requests: DataRequestSummary[] };
+  const { shop, requests, zone } = useLoaderData<typeof loader>();
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const onDownload = (id: string, customerId: string | null) => {
@@ -35,31 +38,50 @@ export default function Privacy() {
           </Layout.Section>
         )}
         <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
+          <Card padding="0">
+            <Box padding="400">
               <Text as="p" variant="bodyMd">
                 Shopify forwards your customers&apos; data requests for {shop} here. Download what Marketing Sync stores about the
-                customer and send it to them. Redaction requests are carried out automatically.
+                customer and send it to them. Requests to erase a customer&apos;s data are handled automatically.
               </Text>
-              {requests.length === 0 ? (
+            </Box>
+            {requests.length === 0 ? (
+              <Box padding="400" paddingBlockStart="0">
                 <Text as="p" tone="subdued">
                   No data requests yet.
                 </Text>
-              ) : (
-                <DataTable
-                  columnContentTypes={["text", "text", "text", "text"]}
-                  headings={["Received", "Customer", "Status", "Export"]}
-                  rows={requests.map((r) => [
-                    r.receivedAt.slice(0, 16).replace("T", " "),
-                    r.customerId ?? "—",
-                    r.detail ?? r.status,
-                    <Button key={r.id} loading={busy === r.id} onClick={() => onDownload(r.id, r.customerId)}>
-                      Download JSON
-                    </Button>,
-                  ])}
-                />
-              )}
-            </BlockStack>
+              </Box>
+            ) : (
+              // Cells that wrap: the table fits the page, with no sideways scrolling.
+              <IndexTable
+                resourceName={{ singular: "data request", plural: "data requests" }}
+                itemCount={requests.length}
+                selectable={false}
+                headings={[{ title: "Received" }, { title: "Customer" }, { title: "Status" }, { title: "Export" }]}
+              >
+                {requests.map((r, i) => (
+                  <IndexTable.Row id={r.id} key={r.id} position={i}>
+                    <IndexTable.Cell>{formatWhen(r.receivedAt, zone)}</IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <div style={{ whiteSpace: "normal" }}>
+                        {r.customerEmail ? `${r.customerEmail} (customer ${r.customerId})` : r.customerId ? `Customer ${r.customerId}` : "—"}
+                      </div>
+                    </IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <div style={{ whiteSpace: "normal", maxWidth: 320 }}>
+                        {r.status}
+                        {r.detail && <SupportDetails>{r.detail}</SupportDetails>}
+                      </div>
+                    </IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <Button loading={busy === r.id} onClick={() => onDownload(r.id, r.customerId)}>
+                        Download JSON
+                      </Button>
+                    </IndexTable.Cell>
+                  </IndexTable.Row>
+                ))}
+              </IndexTable>
+            )}
           </Card>
         </Layout.Section>
       </Layout>

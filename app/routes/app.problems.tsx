@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
 import {
   Badge,
@@ -15,21 +15,28 @@ import {
   type IndexTableProps,
 } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
+import { NotConnectedCard } from "~/admin/ServiceUi";
+import { failureText, topicLabel, unusableText } from "~/admin/plain-words";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listRetrying, listUnprocessed } from "~/admin/problems.server";
-import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
+import { EmptyState, PageError, SupportDetails, formatWhen, useToast } from "~/admin/ui";
+import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
+  const { admin, session } = await authenticate.admin(request);
   const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
-  const [problems, retrying, unprocessed] = await Promise.all([
+  const [shop, zone, problems, retrying, unprocessed] = await Promise.all([
+    describeShop(session.shop),
+    storeTimeZone(admin, session.shop),
     listProblems(session.shop, { search }),
     listRetrying(session.shop, { search, limit: 10 }),
     // Not searchable (nothing was sent): shown only without a search.
     search ? { count: 0, items: [] } : listUnprocessed(session.shop),
   ]);
-  return { search, groups: problems.groups, causes: problems.causes, retrying: retrying.groups, unprocessed };
+  const notConnected = shop.state === "not_connected" || shop.state === "not_installed";
+  return { search, zone, notConnected, groups: problems.groups, causes: problems.causes, retrying: retrying.groups, unprocessed };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -41,11 +48,14 @@ function ActionButton({
   intent,
   fields,
   children,
+  label,
   tone,
 }: {
   intent: string;
   fields: Record<string, string>;
   children: string;
+  /** what a screen reader announces when the visible text alone is ambiguous ("Replay Customer 7001") */
+  label?: string;
   tone?: "critical";
 }) {
   const navigation = useNavigation();
@@ -54,16 +64,59 @@ function ActionButton({
     navigation.formData?.get("intent") === intent &&
     Object.entries(fields).every(([k, v]) => navigation.formData?.get(k) === v);
   return (
-    <Form method="post" style={{ display: "inline" }}>
+    <Form method="post" style={{ display: "inline-flex" }}>
       <input type="hidden" name="intent" value={intent} />
       {Object.entries(fields).map(([k, v]) => (
         <input key={k} type="hidden" name={k} value={v} />
       ))}
-      <Button submit size="slim" tone={tone} variant={tone ? "plain" : undefined} loading={busy}>
+      <Button submit size="slim" tone={tone} accessibilityLabel={label} loading={busy}>
         {children}
       </Button>
     </Form>
   );
+}
+
+/** Replay and Discard of one failure, both slim buttons on one line; Discard asks first (it is never sent then). */
+function RowActions({ id, name }: { id: string; name: string }) {
+  const [confirming, setConfirming] = useState(false);
+  if (confirming) {
+    return (
+      <BlockStack gap="100">
+        <div style={{ whiteSpace: "normal", maxWidth: 240 }}>
+          <Text as="p" variant="bodySm">
+            Discard this change? It will not be sent to your marketing account.
+          </Text>
+        </div>
+        <InlineStack gap="200" wrap={false} blockAlign="center">
+          <ActionButton intent="discard" fields={{ id }} tone="critical" label={`Discard ${name}`}>
+            Discard
+          </ActionButton>
+          <Button size="slim" onClick={() => setConfirming(false)}>
+            Cancel
+          </Button>
+        </InlineStack>
+      </BlockStack>
+    );
+  }
+  return (
+    <InlineStack gap="200" wrap={false} blockAlign="center">
+      <ActionButton intent="replay" fields={{ id }} label={`Replay ${name}`}>
+        Replay
+      </ActionButton>
+      <Button size="slim" tone="critical" accessibilityLabel={`Discard ${name}`} onClick={() => setConfirming(true)}>
+        Discard
+      </Button>
+    </InlineStack>
+  );
+}
+
+/** "Order #1001" or "Customer 7001": what a row is about. */
+const objectName = (p: { orderName: string | null; object: string }) => (p.orderName ? `Order ${p.orderName}` : p.object);
+
+/** How many tries a group's failures gave up after, when they all took the same number. */
+function sameAttempts(problems: { attempts: number }[]): number | undefined {
+  const counts = new Set(problems.map((p) => p.attempts));
+  return counts.size === 1 ? problems[0].attempts : undefined;
 }
 
 /** What failed, for whom, how often and what the service said: the cells both failure tables share. */
@@ -134,7 +187,7 @@ function TableCard({
 }
 
 export default function Problems() {
-  const { groups, causes, retrying, unprocessed, search } = useLoaderData<typeof loader>();
+  const { groups, causes, retrying, unprocessed, search, zone, notConnected } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   useToast(result);
   const [params] = useSearchParams();
@@ -143,6 +196,7 @@ export default function Problems() {
   return (
     <Page title="Problems" subtitle="Changes the marketing service did not accept, grouped by reason">
       <Layout>
+        {notConnected && <NotConnectedCard />}
         <Layout.Section>
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
@@ -161,14 +215,15 @@ export default function Problems() {
                 .flatMap((g) => g.problems)
                 .map((p, i) => (
                   <IndexTable.Row id={p.id} key={p.id} position={i}>
-                    <IndexTable.Cell>{p.orderName ? `Order ${p.orderName}` : p.object}</IndexTable.Cell>
+                    <IndexTable.Cell>{objectName(p)}</IndexTable.Cell>
                     <FailureCells problem={p} />
                   </IndexTable.Row>
                 ))}
             </IndexTable>
           </TableCard>
         )}
-        {total === 0 && unprocessed.count > 0 ? null : total === 0 ? (
+        {/* Not connected, "No problems" would reassure about nothing: the card above says why there are none. */}
+        {total === 0 && (unprocessed.count > 0 || (notConnected && !params.get("q"))) ? null : total === 0 ? (
           <Layout.Section>
             <Card>
               <EmptyState
@@ -191,13 +246,14 @@ export default function Problems() {
                     <BlockStack gap="100">
                       <InlineStack gap="200" blockAlign="center">
                         <Text as="h2" variant="headingMd">
-                          {g.reason.charAt(0).toUpperCase() + g.reason.slice(1)}
+                          {failureText(g.reason, sameAttempts(g.problems))}
                         </Text>
                         <Badge tone="critical">{`${g.count}`}</Badge>
                       </InlineStack>
+                      <SupportDetails>{g.reason}</SupportDetails>
                     </BlockStack>
                     <ActionButton intent="replay-reason" fields={{ key: g.key }}>
-                      {g.count === 1 ? "Replay" : `Replay all ${g.count}`}
+                      {`Replay all (${g.count})`}
                     </ActionButton>
                   </InlineStack>
                 </Box>
@@ -212,23 +268,16 @@ export default function Problems() {
                       <IndexTable.Cell>
                         <BlockStack gap="050">
                           <Text as="span" fontWeight="semibold">
-                            {p.orderName ? `Order ${p.orderName}` : p.object}
+                            {objectName(p)}
                           </Text>
                           <Text as="span" variant="bodySm" tone="subdued">
-                            {formatWhen(p.createdAt)}
+                            {formatWhen(p.createdAt, zone)}
                           </Text>
                         </BlockStack>
                       </IndexTable.Cell>
                       <FailureCells problem={p} />
                       <IndexTable.Cell>
-                        <InlineStack gap="200" wrap={false}>
-                          <ActionButton intent="replay" fields={{ id: p.id }}>
-                            Replay
-                          </ActionButton>
-                          <ActionButton intent="discard" fields={{ id: p.id }} tone="critical">
-                            Discard
-                          </ActionButton>
-                        </InlineStack>
+                        <RowActions id={p.id} name={objectName(p)} />
                       </IndexTable.Cell>
                     </IndexTable.Row>
                   ))}
@@ -258,11 +307,14 @@ export default function Problems() {
             >
               {unprocessed.items.map((u, i) => (
                 <IndexTable.Row id={`${i}`} key={`${u.at}-${i}`} position={i}>
-                  <IndexTable.Cell>{formatWhen(u.at)}</IndexTable.Cell>
-                  <IndexTable.Cell>{u.what}</IndexTable.Cell>
+                  <IndexTable.Cell>{formatWhen(u.at, zone)}</IndexTable.Cell>
+                  <IndexTable.Cell>{topicLabel(u.what)}</IndexTable.Cell>
                   <IndexTable.Cell>{u.object ?? "—"}</IndexTable.Cell>
                   <IndexTable.Cell>
-                    <div style={{ whiteSpace: "normal", maxWidth: 420 }}>{u.reason}</div>
+                    <div style={{ whiteSpace: "normal", maxWidth: 420 }}>
+                      {unusableText(u.reason)}
+                      <SupportDetails>{u.reason}</SupportDetails>
+                    </div>
                   </IndexTable.Cell>
                 </IndexTable.Row>
               ))}

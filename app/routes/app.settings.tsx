@@ -1,8 +1,9 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
-import { Banner, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
+import { Form, useActionData, useBlocker, useLoaderData, useNavigation } from "@remix-run/react";
+import { Badge, Banner, BlockStack, Box, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { loadSettings, saveSettings } from "~/admin/settings.server";
+import { TRACKER_MODES } from "~/admin/tracker-modes";
 import { PageError, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
@@ -19,23 +20,57 @@ export const action = async ({ request }: ActionFunctionArgs) => {
     : { ok: false as const, errors: result.errors, toast: "Check the highlighted fields", error: true, at: Date.now() };
 };
 
+/** The form's values: the delay as typed text. */
+const asForm = (stored: Awaited<ReturnType<typeof loadSettings>>) => ({ ...stored, abandonmentDelayMinutes: String(stored.abandonmentDelayMinutes) });
+
 export default function Settings() {
   const { settings } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const navigation = useNavigation();
   useToast(result);
   const errors = result?.errors ?? {};
-  const [s, setS] = useState({ ...settings, abandonmentDelayMinutes: String(settings.abandonmentDelayMinutes) });
+  const [saved, setSaved] = useState(() => asForm(settings));
+  const [s, setS] = useState(saved);
   // After a save, show what was stored.
   useEffect(() => {
-    if (result?.ok) setS({ ...result.settings, abandonmentDelayMinutes: String(result.settings.abandonmentDelayMinutes) });
+    if (result?.ok) {
+      setSaved(asForm(result.settings));
+      setS(asForm(result.settings));
+    }
   }, [result]);
   const set = <K extends keyof typeof s>(key: K) => (value: (typeof s)[K]) => setS((prev) => ({ ...prev, [key]: value }));
+  const dirty = JSON.stringify(s) !== JSON.stringify(saved);
+  const saving = navigation.state === "submitting";
+
+  // Unsaved changes are not lost without a word: closing or reloading the page asks (the browser's
+  // own prompt), and going to another page of the app asks here.
+  useEffect(() => {
+    if (!dirty) return;
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
+  const blocker = useBlocker(({ currentLocation, nextLocation }) => dirty && !saving && currentLocation.pathname !== nextLocation.pathname);
 
   return (
     <Page title="Settings" subtitle="How your store's data reaches your marketing account">
       <Form method="post">
         <Layout>
+          {blocker.state === "blocked" && (
+            <Layout.Section>
+              <Banner tone="warning" title="Leave without saving?">
+                <BlockStack gap="200">
+                  <p>Your changes to these settings are not saved yet.</p>
+                  <InlineStack gap="200">
+                    <Button onClick={() => blocker.proceed()}>Leave without saving</Button>
+                    <Button variant="primary" onClick={() => blocker.reset()}>
+                      Stay on this page
+                    </Button>
+                  </InlineStack>
+                </BlockStack>
+              </Banner>
+            </Layout.Section>
+          )}
           {result && !result.ok && (
             <Layout.Section>
               <Banner tone="critical" title="Settings were not saved">
@@ -109,7 +144,7 @@ export default function Settings() {
                   value={s.abandonmentDelayMinutes}
                   onChange={set("abandonmentDelayMinutes")}
                   error={errors.abandonmentDelayMinutes}
-                  helpText="How long after the last change a checkout counts as abandoned (15 to 4320)."
+                  helpText="How long after the last change a checkout counts as abandoned: 15 minutes to 3 days."
                 />
               </FormLayout>
             </Card>
@@ -123,11 +158,7 @@ export default function Settings() {
                   value={s.trackerMode}
                   onChange={set("trackerMode")}
                   error={errors.trackerMode}
-                  options={[
-                    { label: "Modern (no cookies before consent, recommended)", value: "modern" },
-                    { label: "Legacy (cookie-based)", value: "legacy" },
-                    { label: "Compatibility (both)", value: "compat" },
-                  ]}
+                  options={TRACKER_MODES.map(({ label, value }) => ({ label, value }))}
                 />
                 <Checkbox
                   value="true"
@@ -150,14 +181,28 @@ export default function Settings() {
             </Card>
           </Layout.AnnotatedSection>
           <Layout.Section>
-            <InlineStack align="end" gap="200">
-              <Text as="p" variant="bodySm" tone="subdued">
-                Changes apply to everything synced from now on.
-              </Text>
-              <Button submit variant="primary" loading={navigation.state === "submitting"}>
-                Save
-              </Button>
-            </InlineStack>
+            {/* Sticks to the bottom of the frame while the page scrolls: what is unsaved, and Save, stay in view. */}
+            <div style={{ position: "sticky", bottom: 0, zIndex: 10 }}>
+              <Box background={dirty ? "bg-surface-warning" : "bg-surface"} padding="300" borderRadius="200" shadow="200">
+                <InlineStack align="end" gap="300" blockAlign="center">
+                  {dirty ? (
+                    <Badge tone="warning">Unsaved changes</Badge>
+                  ) : (
+                    <Text as="p" variant="bodySm" tone="subdued">
+                      Changes apply to everything synced from now on.
+                    </Text>
+                  )}
+                  {dirty && (
+                    <Button onClick={() => setS(saved)} disabled={saving}>
+                      Discard changes
+                    </Button>
+                  )}
+                  <Button submit variant="primary" loading={saving}>
+                    Save
+                  </Button>
+                </InlineStack>
+              </Box>
+            </div>
           </Layout.Section>
         </Layout>
       </Form>

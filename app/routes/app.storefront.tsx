@@ -1,14 +1,17 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link as RemixLink, useLoaderData, useNavigation, useActionData } from "@remix-run/react";
 import { Badge, Banner, BlockStack, Button, InlineStack, Layout, List, Page, Text } from "@shopify/polaris";
+import { storeTimeZone } from "~/admin/store-zone.server";
+import { trackerModeLabel } from "~/admin/tracker-modes";
 import { formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 import { storefrontOverview, type EmbedState } from "~/storefront/onboarding.server";
 import { syncTracker } from "~/storefront/tracker.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  return storefrontOverview(session.shop);
+  const { admin, session } = await authenticate.admin(request);
+  const [overview, zone] = await Promise.all([storefrontOverview(session.shop), storeTimeZone(admin, session.shop)]);
+  return { ...overview, zone };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -64,12 +67,12 @@ export default function Storefront() {
         <SectionCard title="Tracker">
           <List>
             <List.Item>
-              Mode: {o.tracker.mode} (change it in <RemixLink to="/app/settings">Settings</RemixLink>)
+              Mode: {trackerModeLabel(o.tracker.mode)} (change it in <RemixLink to="/app/settings">Settings</RemixLink>)
             </List.Item>
             <List.Item>
-              Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt)} (${o.tracker.publishedMode})` : "not yet"}
+              Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt, o.zone)} (${trackerModeLabel(o.tracker.publishedMode, true)})` : "not yet"}
             </List.Item>
-            <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt) : "none yet"}</List.Item>
+            <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt, o.zone) : "none yet"}</List.Item>
           </List>
           {o.tracker.syncError && (
             <Banner tone="warning" title="The tracker could not be published">
@@ -98,7 +101,7 @@ export default function Storefront() {
             <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>
             <List.Item>Not sent (events off or not connected): {formatNumber(o.events.ignored)}</List.Item>
             <List.Item>Refused (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
-            <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt) : "none yet"}</List.Item>
+            <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt, o.zone) : "none yet"}</List.Item>
           </List>
         </SectionCard>
       </Layout>

@@ -399,7 +399,7 @@ describe("health, problems and activity over the real pipeline", () => {
     expect(page.groups[0].problems).toHaveLength(50);
     expect(page.groups[1]).toMatchObject({ reason: "validation_failed: Email o•••@example.com is not deliverable", count: 1 });
     const html = await (await openPage(h.app.url, A, "/app/problems")).text();
-    expect(html).toContain("Replay all 2401");
+    expect(html).toContain("Replay all (2401)");
     expect(html).toContain("Showing the 30 largest of 41 reasons");
 
     const replay = await actionData<{ ok: boolean; toast: string }>(

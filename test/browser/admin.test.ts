@@ -49,6 +49,8 @@ const lastToast = () => page.evaluate(() => ((window as { shopify?: { __toasts?:
 
 beforeAll(async () => {
   h = await startPipelineHarness();
+  // A store in New York: the pages show its times (EST in November), not UTC.
+  h.app.admin.addShop({ domain: SHOP, ianaTimezone: "America/New_York" });
   h.startWorkers(1);
   browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
@@ -68,6 +70,17 @@ afterAll(async () => {
 
 describe("merchant admin in a browser", { timeout: 90_000 }, () => {
   const lcp: Record<string, number> = {};
+
+  it("before connecting, Problems and Activity say nothing is sent instead of reassuring", async () => {
+    for (const p of ["/app/problems", "/app/activity"]) {
+      await open(p);
+      await page.getByText("Nothing is sent until you connect your marketing account.").waitFor();
+      await page.getByRole("link", { name: "Connect account" }).waitFor();
+      expect(await page.getByText("No problems").count(), p).toBe(0);
+      expect(await page.getByText("No activity yet").count(), p).toBe(0);
+    }
+    await shot("0-problems-not-connected");
+  });
 
   it("onboarding: a wrong key gets a clear message, the right one connects", async () => {
     lcp["Sync health (not connected)"] = await open("/app");
@@ -93,7 +106,18 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
 
   it("changes a setting", async () => {
     lcp["Settings"] = await open("/app/settings");
+    await page.getByText("How long after the last change a checkout counts as abandoned: 15 minutes to 3 days.").waitFor();
+    expect(await page.getByText("Unsaved changes").count()).toBe(0);
     await page.getByLabel("Tracker").selectOption("legacy");
+    // A change is marked unsaved; leaving for another page asks first, and closing the tab is warned about.
+    await page.getByText("Unsaved changes").waitFor();
+    expect(await page.evaluate(() => !window.dispatchEvent(new Event("beforeunload", { cancelable: true })))).toBe(true);
+    await nav("Problems");
+    await page.getByText("Leave without saving?").waitFor();
+    expect(new URL(page.url()).pathname).toBe("/app/settings");
+    await shot("4a-settings-unsaved");
+    await page.getByRole("button", { name: "Stay on this page" }).click();
+    expect(await page.getByLabel("Tracker").inputValue()).toBe("legacy");
     await page.getByLabel("Send storefront browsing events (product and cart views)").check();
     await page.getByLabel("Abandoned cart delay").fill("5");
     await page.getByRole("button", { name: "Save" }).click();
@@ -104,12 +128,18 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await page.waitForFunction(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes("Settings saved"));
     const row = await h.app.db.prisma.shop.findUniqueOrThrow({ where: { domain: SHOP } });
     expect(row.settings).toMatchObject({ trackerMode: "legacy", storefrontEvents: true, abandonmentDelayMinutes: 45 });
+    await page.getByText("Unsaved changes").waitFor({ state: "detached" });
+    expect(await page.evaluate(() => !window.dispatchEvent(new Event("beforeunload", { cancelable: true })))).toBe(false);
     await shot("5-settings-saved");
+    // The Storefront page names the mode as Settings does.
+    await nav("Storefront");
+    await page.getByText("Mode: Legacy (cookie-based)").waitFor();
   });
 
-  it("sees a dead letter, replays it, and watches the health numbers move", async () => {
+  it("sees dead letters in plain words, discards one after confirming, replays the other, and watches the health numbers move", async () => {
     h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
     await h.send({ topic: "customers/create", shop: SHOP, body: customerBody({ id: "7001", email: "katherine@example.com", consent: "subscribed" }) });
+    await h.send({ topic: "customers/create", shop: SHOP, body: customerBody({ id: "7005", email: "lena@example.com", consent: "subscribed" }) });
     await h.settle();
     h.emulator.clearFaults();
     // And a delivery that could not be used at all: a date no system can hold.
@@ -119,14 +149,39 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
 
     lcp["Sync health"] = await open("/app");
     await page.getByText("Sync is degraded").waitFor();
+    expect(await statValue("Need attention")).toBe(2);
     await shot("6-health-degraded");
-    const deliveredBefore = await statValue("Delivered");
+    const deliveredBefore = await statValue("Sent to your marketing account");
 
     await nav("Problems");
     await page.getByText("k•••@example.com").waitFor();
     await page.getByText("Could not be used").waitFor();
+    // The group, the topic and the unusable reason in words; the stored text folded away for support.
+    await page.getByRole("heading", { name: "Gave up after 5 tries: the marketing service had a server error" }).waitFor();
+    await page.getByRole("cell", { name: "New customer", exact: true }).waitFor();
+    await page.getByText("Shopify sent a date we could not read (updated at)").waitFor();
+    for (const code of ["Gave up retrying: server_error", "customers/create", "Invalid customers/create payload"]) {
+      expect(await page.getByText(code).first().isVisible(), code).toBe(false);
+    }
+    await page.getByText("Details for support").first().click();
+    await page.getByText("Gave up retrying: server_error: Server Error").waitFor();
+    // Buttons a screen reader tells apart: the group's and each row's.
+    await page.getByRole("button", { name: "Replay all (2)" }).waitFor();
+    await page.getByRole("button", { name: "Replay Customer 7001", exact: true }).waitFor();
     await shot("7-problems");
-    await page.getByRole("button", { name: "Replay" }).first().click();
+
+    // Discard asks first; nothing changes until the merchant confirms.
+    const discarded = await h.app.db.prisma.outboundCall.findFirstOrThrow({ where: { shop: SHOP, objectKey: "customer:7005", status: "dead" } });
+    const statusOf = async () => (await h.app.db.prisma.outboundCall.findUniqueOrThrow({ where: { id: discarded.id } })).status;
+    await page.getByRole("button", { name: "Discard Customer 7005" }).click();
+    await page.getByText("Discard this change? It will not be sent to your marketing account.").waitFor();
+    expect(await statusOf()).toBe("dead");
+    await shot("7a-problems-discard-confirm");
+    await page.getByRole("button", { name: "Discard Customer 7005", exact: true }).click();
+    await page.waitForFunction(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).some((t) => /discard/i.test(t)));
+    expect(await statusOf()).toBe("superseded");
+
+    await page.getByRole("button", { name: "Replay Customer 7001", exact: true }).click();
     await page.waitForFunction(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes("Sent again"));
     await h.settle();
     lcp["Problems"] = await open("/app/problems");
@@ -141,17 +196,41 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await h.settle();
     await nav("Sync health");
     await page.getByText("Sync is healthy").waitFor();
-    expect(await statValue("Delivered")).toBeGreaterThan(deliveredBefore);
+    expect(await statValue("Sent to your marketing account")).toBeGreaterThan(deliveredBefore);
+    await page.getByText("One store change can send several updates.").waitFor();
+    // Replayed and discarded: nothing needs attention any more, though two did give up.
+    expect(await statValue("Need attention")).toBe(0);
+    expect(await page.locator('[data-stat="Need attention"]').locator("xpath=ancestor::a").getAttribute("href")).toContain("/app/problems");
+    await page.getByText("Out of date: skipped ones Shopify delivered after a newer version").waitFor();
     await shot("8-health-healthy");
 
     lcp["Activity"] = await open("/app/activity");
     await page.getByText("c•••@example.com").first().waitFor();
     expect(await page.content()).not.toContain("c7002@example.com");
+    // Times in the store's zone (New York), not UTC.
+    expect(await page.locator("table").innerText()).toMatch(/\d{1,2}:\d{2} (AM|PM) EST/);
+    expect(await page.locator("table").innerText()).not.toContain("UTC");
     await shot("9-activity");
     await page.getByPlaceholder("Search by customer email").fill("katherine");
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForURL(/q=katherine/);
     await page.getByText("k•••@example.com").first().waitFor();
+  });
+
+  it("a paused sync says why in words, with the code kept for support", async () => {
+    await h.app.db.prisma.shop.update({ where: { domain: SHOP }, data: { pausedAt: new Date(), pauseReason: "unauthenticated: Unauthenticated." } });
+    try {
+      for (const p of ["/app", "/app/connection"]) {
+        await open(p);
+        await page.getByText("Your marketing account no longer accepts this API key.").waitFor();
+        expect(await page.getByText("unauthenticated: Unauthenticated.").isVisible(), p).toBe(false);
+        await page.getByText("Details for support").click();
+        await page.getByText("unauthenticated: Unauthenticated.").waitFor();
+      }
+      await shot("9a-connection-paused");
+    } finally {
+      await h.app.db.prisma.shop.update({ where: { domain: SHOP }, data: { pausedAt: null, pauseReason: null } });
+    }
   });
 
   it("reaches the Privacy page from the menu; a download that fails says so", async () => {
@@ -160,6 +239,15 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await h.settle();
     await open("/app");
     await nav("Privacy");
+    // The outcome, the customer and the time in words; a table that fits (no sideways scroll control).
+    await page.getByText("Ready to download (", { exact: false }).waitFor();
+    await page.getByText("k•••@example.com (customer 7001)").waitFor();
+    await page.getByText("Requests to erase a customer's data are handled automatically.").waitFor();
+    expect(await page.getByText("download the export from the Privacy page").isVisible()).toBe(false);
+    expect(await page.locator("table").innerText()).toMatch(/\d{4}, \d{1,2}:\d{2} (AM|PM) EST/);
+    expect(await page.getByRole("button", { name: /scroll table/i }).count()).toBe(0);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await shot("9b-privacy");
     const button = page.getByRole("button", { name: "Download JSON" });
     const [file] = await Promise.all([page.waitForEvent("download"), button.click()]);
     expect(file.suggestedFilename()).toBe("customer-7001-data.json");
@@ -168,7 +256,7 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     await button.click();
     await page.getByText("The export could not be downloaded").waitFor();
     await page.getByText("This data request is no longer stored. Reload the page to see the current list.").waitFor();
-    await shot("9b-privacy-download-failed");
+    await shot("9c-privacy-download-failed");
   });
 
   it("measures the largest contentful paint of every page (printed, not asserted)", async () => {
@@ -186,7 +274,30 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     }
     console.warn(`  ${"Sync health (not connected)".padEnd(30)} ${lcp["Sync health (not connected)"].toFixed(0).padStart(12)}`);
     await open(pages["Sync health"]);
+    // Every type in words (the data request above counts as a privacy request); hours in the store's zone.
+    const byType = await page.locator("table").innerText();
+    expect(byType).toMatch(/^Privacy requests\t/m);
+    expect(byType).not.toMatch(/^privacy\t/m);
+    await page.getByText("Hours in your store's time zone (America/New York)").waitFor();
     await shot("10-health-final");
+  });
+
+  it("disconnecting asks first and says what is not caught up later", async () => {
+    await open("/app/connection");
+    await page.getByRole("button", { name: "Disconnect…" }).click();
+    await page.getByText("Disconnect Default Shop?").waitFor();
+    const warning = page.getByText("Nothing more is sent until you connect again.", { exact: false });
+    expect(await warning.innerText()).toContain("Not caught up: abandoned checkouts and carts, deletions, products taken off sale, refunds");
+    expect((await h.app.db.prisma.shop.findUniqueOrThrow({ where: { domain: SHOP } })).serviceKeyEnc).not.toBeNull();
+    await shot("11-connection-disconnect-confirm");
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.getByText("Disconnect Default Shop?").waitFor({ state: "detached" });
+    expect((await h.app.db.prisma.shop.findUniqueOrThrow({ where: { domain: SHOP } })).serviceKeyEnc).not.toBeNull();
+
+    await page.getByRole("button", { name: "Disconnect…" }).click();
+    await page.getByRole("button", { name: "Disconnect", exact: true }).click();
+    await page.waitForFunction(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).some((t) => t.startsWith("Disconnected")));
+    expect((await h.app.db.prisma.shop.findUniqueOrThrow({ where: { domain: SHOP } })).serviceKeyEnc).toBeNull();
   });
 });
 

@@ -253,7 +253,8 @@ describe("the Storefront page in the admin", () => {
       await page.getByText("Your live theme does not load the tracker yet.").waitFor();
       const link = page.getByRole("link", { name: "Turn on the tracker embed" });
       expect(await link.getAttribute("href")).toBe(`https://${SHOP}/admin/themes/current/editor?context=apps&activateAppId=test-app-key/tracker-embed`);
-      expect(await page.getByText("Published to your storefront:").textContent()).toMatch(/UTC \(modern\)/);
+      expect(await page.getByText("Published to your storefront:").textContent()).toMatch(/UTC \(Modern\)/);
+      await page.getByText("Mode: Modern (no cookies before consent, recommended)").waitFor();
       expect(await page.content()).not.toContain(h.emulator.apiKey);
       await page.screenshot({ path: path.join(SHOTS, "storefront-admin-1-embed-not-added.png"), fullPage: true });
 

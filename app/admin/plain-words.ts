@@ -1,0 +1,121 @@
+/**
+ * Codes and reasons the pipeline stores (for support and the logs), in the merchant's words. The
+ * stored text stays as it is; pages show these words and fold the original under "Details for support".
+ */
+
+// What Shopify sent, by webhook topic (the registry in app/topics.ts has no labels).
+const TOPIC_LABELS: Record<string, string> = {
+  "customers/create": "New customer",
+  "customers/update": "Customer updated",
+  "customers/delete": "Customer deleted",
+  "customers/enable": "Customer account enabled",
+  "customers/disable": "Customer account disabled",
+  "customers_email_marketing_consent/update": "Email consent changed",
+  "orders/create": "New order",
+  "orders/updated": "Order updated",
+  "orders/paid": "Order paid",
+  "orders/fulfilled": "Order fulfilled",
+  "orders/partially_fulfilled": "Order partly fulfilled",
+  "orders/cancelled": "Order cancelled",
+  "orders/edited": "Order edited",
+  "orders/delete": "Order deleted",
+  "refunds/create": "Refund",
+  "products/create": "New product",
+  "products/update": "Product updated",
+  "products/delete": "Product deleted",
+  "carts/create": "New cart",
+  "carts/update": "Cart updated",
+  "checkouts/create": "New checkout",
+  "checkouts/update": "Checkout updated",
+  "checkouts/delete": "Checkout deleted",
+  "subscription_contracts/create": "New subscription",
+  "subscription_contracts/update": "Subscription updated",
+  "subscription_contracts/activate": "Subscription activated",
+  "subscription_contracts/pause": "Subscription paused",
+  "subscription_contracts/cancel": "Subscription cancelled",
+  "subscription_contracts/expire": "Subscription expired",
+  "subscription_contracts/fail": "Subscription payment failed",
+  "customers/data_request": "Customer data request",
+  "customers/redact": "Customer erasure request",
+  "shop/redact": "Store erasure request",
+  "abandoned checkout": "Abandoned checkout reminder",
+};
+
+/** "customers/create" → "New customer"; a topic without a label shows as it is. */
+export function topicLabel(topic: string): string {
+  return TOPIC_LABELS[topic.trim().toLowerCase().replace(/\./g, "/")] ?? topic;
+}
+
+// The marketing client's error kinds (app/services/marketing/errors.ts), and the pipeline's own.
+const FAILURE_WORDS: Record<string, string> = {
+  unauthenticated: "your marketing account no longer accepts this API key",
+  account_inactive: "your marketing account is inactive (check its billing)",
+  plugin_key_not_allowed: "the API key is a content-site plugin key, not a dashboard (API) key",
+  person_not_found: "the contact does not exist in your marketing account",
+  validation: "the marketing service refused the data as invalid",
+  rate_limited: "the marketing service was receiving too many updates at once",
+  retry_later: "the marketing service asked to try again later",
+  server_error: "the marketing service had a server error",
+  timeout: "the marketing service did not answer in time",
+  network: "the marketing service could not be reached",
+  client_error: "the marketing service refused the update",
+  sending_limit: "your marketing account reached its sending limit",
+  upgrade_required: "your marketing account's plan does not allow this",
+  unexpected: "something unexpected went wrong in the app",
+};
+
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/**
+ * A failure's stored text (`<kind>: <message> (<fields>)`, behind "Gave up retrying: " when the
+ * retries ran out) in words. `attempts`: how many tries, when known.
+ */
+export function failureText(stored: string, attempts?: number): string {
+  const gaveUp = /^Gave up retrying: /.exec(stored) ?? /^gave up after \d+ attempts; last: /.exec(stored);
+  const rest = gaveUp ? stored.slice(gaveUp[0].length) : stored;
+  const kind = /^([a-z_]+):/.exec(rest)?.[1];
+  const words = (kind && FAILURE_WORDS[kind]) ?? "the marketing service did not accept the update";
+  if (!gaveUp) return sentence(words);
+  return `Gave up after ${attempts ? `${attempts} ${attempts === 1 ? "try" : "tries"}` : "repeated tries"}: ${words}`;
+}
+
+/** Why a paused shop is paused (its stored `<kind>: <message>`), in words. */
+export function pauseText(reason: string | null): string {
+  if (reason?.startsWith("account_inactive")) return "Your marketing account is inactive; check its billing in your marketing account.";
+  if (reason?.startsWith("plugin_key_not_allowed")) return "The stored key is a content-site plugin key; the app needs a dashboard (API) key.";
+  return "Your marketing account no longer accepts this API key.";
+}
+
+/** "updated_at" / "line_items.0.price" → "updated at" / "line items price". */
+function fieldWords(path: string): string {
+  return path
+    .split(".")
+    .filter((p) => !/^\d+$/.test(p))
+    .join(" ")
+    .replaceAll("_", " ");
+}
+
+/**
+ * Why something Shopify sent could not be used (an invalid delivery's stored reason), in words:
+ * "Invalid customers/create payload (1 issue; updated_at: timestamp … outside the years 1–9999)"
+ * → "Shopify sent a date we could not read (updated at)".
+ */
+export function unusableText(reason: string): string {
+  const invalid = /^Invalid \S+ payload \(\d+ issues?; ([^:]+): (.*)\)$/s.exec(reason);
+  if (invalid) {
+    const [, path, detail] = invalid;
+    const what = /timestamp|date|datetime|year/i.test(detail) ? "a date" : "a value";
+    return path === "(body)" ? "Shopify sent something we could not read" : `Shopify sent ${what} we could not read (${fieldWords(path)})`;
+  }
+  if (/json|parse|unexpected token/i.test(reason)) return "Shopify sent something we could not read";
+  return "It could not be turned into anything to send";
+}
+
+/** A data request's stored outcome ("data request: 4 rows stored about customer …") in words. */
+export function dataRequestStatus(detail: string | null, status: string): string {
+  const rows = detail ? /(\d+) rows? stored/.exec(detail) : null;
+  if (rows) return `Ready to download (${rows[1]} ${rows[1] === "1" ? "record" : "records"})`;
+  if (detail?.startsWith("customers/data_request:")) return "Shopify's request could not be read; contact support";
+  if (status === "done") return "Ready to download";
+  return "Being prepared";
+}
