@@ -2,48 +2,15 @@
  * Codes and reasons the pipeline stores (for support and the logs), in the merchant's words. The
  * stored text stays as it is; pages show these words and fold the original under "Details for support".
  */
+import { topicInfo } from "../topics";
 
-// What Shopify sent, by webhook topic (the registry in app/topics.ts has no labels).
-const TOPIC_LABELS: Record<string, string> = {
-  "customers/create": "New customer",
-  "customers/update": "Customer updated",
-  "customers/delete": "Customer deleted",
-  "customers/enable": "Customer account enabled",
-  "customers/disable": "Customer account disabled",
-  "customers_email_marketing_consent/update": "Email consent changed",
-  "orders/create": "New order",
-  "orders/updated": "Order updated",
-  "orders/paid": "Order paid",
-  "orders/fulfilled": "Order fulfilled",
-  "orders/partially_fulfilled": "Order partly fulfilled",
-  "orders/cancelled": "Order cancelled",
-  "orders/edited": "Order edited",
-  "orders/delete": "Order deleted",
-  "refunds/create": "Refund",
-  "products/create": "New product",
-  "products/update": "Product updated",
-  "products/delete": "Product deleted",
-  "carts/create": "New cart",
-  "carts/update": "Cart updated",
-  "checkouts/create": "New checkout",
-  "checkouts/update": "Checkout updated",
-  "checkouts/delete": "Checkout deleted",
-  "subscription_contracts/create": "New subscription",
-  "subscription_contracts/update": "Subscription updated",
-  "subscription_contracts/activate": "Subscription activated",
-  "subscription_contracts/pause": "Subscription paused",
-  "subscription_contracts/cancel": "Subscription cancelled",
-  "subscription_contracts/expire": "Subscription expired",
-  "subscription_contracts/fail": "Subscription payment failed",
-  "customers/data_request": "Customer data request",
-  "customers/redact": "Customer erasure request",
-  "shop/redact": "Store erasure request",
-  "abandoned checkout": "Abandoned checkout reminder",
-};
+// Reminders the abandonment timer could not make are listed under this name, not a webhook topic.
+const ABANDONED_CHECKOUT = "abandoned checkout";
 
-/** "customers/create" → "New customer"; a topic without a label shows as it is. */
+/** "customers/create" → "New customer" (the topic registry's label); anything else shows as it is. */
 export function topicLabel(topic: string): string {
-  return TOPIC_LABELS[topic.trim().toLowerCase().replace(/\./g, "/")] ?? topic;
+  if (topic.trim().toLowerCase() === ABANDONED_CHECKOUT) return "Abandoned checkout reminder";
+  return topicInfo(topic)?.label ?? topic;
 }
 
 // The marketing client's error kinds (app/services/marketing/errors.ts), and the pipeline's own.
