@@ -196,15 +196,20 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
 
     await page.getByRole("link", { name: "ada@example.com" }).click();
     await page.waitForURL(/\/app\/people\/ada%40example\.com/);
-    await page.getByText("Receives email (confirmed)").waitFor();
-    await page.getByText("cart_abandoned").waitFor();
-    await page.getByText("order_completed").waitFor();
+    await page.getByText("Receives email (subscribed)").waitFor();
+    // Events and fields in words, the data summed up.
+    await page.getByRole("cell", { name: "Cart abandoned" }).waitFor();
+    await page.getByRole("cell", { name: "Order completed" }).waitFor();
+    await page.getByText("Order #1001 · €42.50").waitFor();
+    await page.getByText("First name", { exact: true }).waitFor();
+    await page.getByRole("columnheader", { name: "When", exact: true }).waitFor();
+    expect(await page.getByText(/"currency"|order_completed|cart_abandoned/).count()).toBe(0);
     await shot("12-person");
     await page.getByLabel("Event name").fill("order_completed");
     await page.getByRole("button", { name: "Filter events" }).click();
     await page.waitForURL(/event=order_completed/);
-    await page.getByText("#1001").waitFor();
-    await page.getByText("cart_abandoned").waitFor({ state: "detached" });
+    await page.getByText("Order #1001").waitFor();
+    await page.getByRole("cell", { name: "Cart abandoned" }).waitFor({ state: "detached" });
     await shot("13-person-events-filtered");
   });
 
@@ -227,7 +232,7 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
   it("from a Shopify customer's page (the admin link) to their person page", async () => {
     await open("/app/people/by-customer?id=501");
     await page.waitForURL(/\/app\/people\/ada%40example\.com/);
-    await page.getByText("Receives email (confirmed)").waitFor();
+    await page.getByText("Receives email (subscribed)").waitFor();
     await open("/app/people/by-customer?id=777");
     await page.getByText("This customer no longer exists in Shopify").waitFor();
     await shot("14-customer-not-found");
