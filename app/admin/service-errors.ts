@@ -195,3 +195,17 @@ export function describeServiceError(error: unknown, serviceBaseUrl: string): Se
       return { kind, title: "The marketing service refused this", message: e.message };
   }
 }
+
+/** Kinds that mean the service did not answer properly, not that it refused. */
+const NOT_ANSWERING = new Set(["timeout", "network", "server_error", "retry_later", "rate_limited"]);
+
+/**
+ * A page's list or record that could not be read (`what`: "Your campaigns", "This person"): said
+ * as a failed load, never in an action's words ("nothing was changed"). Field refusals (a bad
+ * filter) keep their fields.
+ */
+export function describeLoadError(error: unknown, serviceBaseUrl: string, what: string): ServiceProblem {
+  const problem = describeServiceError(error, serviceBaseUrl);
+  if (!NOT_ANSWERING.has(problem.kind)) return problem;
+  return { kind: problem.kind, title: `${what} could not be loaded: the marketing service is not answering right now.`, message: "Nothing is lost. Try again in a minute." };
+}

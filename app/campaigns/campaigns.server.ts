@@ -4,7 +4,7 @@
  * (its own key, its own account). Routes validate nothing themselves: the forms' zod schemas are here.
  */
 import { z } from "zod";
-import { describeServiceError, handOffUrl, type ServiceProblem } from "../admin/service-errors";
+import { describeLoadError, describeServiceError, handOffUrl, type ServiceProblem } from "../admin/service-errors";
 import { noService, noServiceView, serviceAccess, type NoService, type ServiceAccess } from "../admin/service-access.server";
 import { fieldErrors } from "../admin/forms";
 import { logger } from "../logger.server";
@@ -111,9 +111,11 @@ export async function scheduleZone(admin: AdminGraphql, shop: string, accountTim
 
 // ------------------------------------------------------------------ list
 
+// Newest first unless another order is picked: the service's own default order is not documented
+// (§4.2), so the app asks for one it can name.
 const listQuerySchema = z.object({
   status: z.enum(campaignStatusFilters).catch("draft"),
-  sort: z.enum(campaignSortFields).optional().catch(undefined),
+  sort: z.enum(campaignSortFields).catch("createdAt"),
   order: z.enum(["asc", "desc"]).optional().catch(undefined),
   page: z.coerce.number().int().min(1).max(100_000).catch(1),
 });
@@ -133,11 +135,12 @@ export async function campaignsPage(shop: string, params: URLSearchParams, zone:
       status: query.status,
       page: query.page,
       perPage: PER_PAGE,
-      ...(query.sort ? { sort: query.sort, order: query.order ?? (query.sort === "name" ? "asc" : "desc") } : {}),
+      sort: query.sort,
+      order: query.order ?? (query.sort === "name" ? "asc" : "desc"),
     });
     return { service: null, query, campaigns: result.data.map((c) => toView(c, access.baseUrl, zone)), page: pageInfo(result.meta), problem: null };
   } catch (error) {
-    return { service: null, query, campaigns: [], page: null, problem: describeServiceError(error, access.baseUrl) };
+    return { service: null, query, campaigns: [], page: null, problem: describeLoadError(error, access.baseUrl, "Your campaigns") };
   }
 }
 
@@ -149,7 +152,7 @@ export async function templatesPage(shop: string, params: URLSearchParams) {
     const result = await access.client.templates.list({ page, perPage: PER_PAGE });
     return { service: null, templates: result.data.map((t) => toTemplateView(t, access.baseUrl)), page: pageInfo(result.meta), problem: null };
   } catch (error) {
-    return { service: null, templates: [], page: null, problem: describeServiceError(error, access.baseUrl) };
+    return { service: null, templates: [], page: null, problem: describeLoadError(error, access.baseUrl, "Your templates") };
   }
 }
 
@@ -168,7 +171,7 @@ export async function campaignPage(shop: string, rawId: string | undefined, zone
     return { notFound: false as const, service: null, campaign: toView(campaign, access.baseUrl, zone), zone, problem: null };
   } catch (error) {
     if (isMarketingServiceError(error) && error.kind === "campaign_not_found") return { notFound: true as const };
-    return { notFound: false as const, service: null, campaign: null, zone, problem: describeServiceError(error, access.baseUrl) };
+    return { notFound: false as const, service: null, campaign: null, zone, problem: describeLoadError(error, access.baseUrl, "This campaign") };
   }
 }
 
@@ -197,8 +200,8 @@ export const createFormSchema = z.object({
     .transform((v) => v || undefined),
 });
 
-const updateFormSchema = z.object({
-  intent: z.literal("update"),
+/** The Details card: saved by "Save draft", and with a send or schedule when it has unsaved changes. */
+const detailsSchema = z.object({
   name: campaignName,
   subject: text(998),
   previewText: text(998),
@@ -207,6 +210,9 @@ const updateFormSchema = z.object({
   replyToName: text(255),
   replyToEmail: optionalEmail,
 });
+type Details = z.infer<typeof detailsSchema>;
+
+const updateFormSchema = detailsSchema.extend({ intent: z.literal("update") });
 
 const recipientsSchema = z
   .string()
@@ -300,6 +306,38 @@ function clearedAddresses(saved: Campaign, form: { senderEmail?: string; replyTo
   return fields;
 }
 
+const NO_SUBJECT = "Add a subject before sending.";
+
+/**
+ * Before a draft is sent or scheduled: the Details the form carried are saved (what the merchant
+ * sees is what goes out), and a draft without a subject is refused, whatever the form said.
+ * Anything else the service checks itself (content, review, sender, limits).
+ */
+async function readyToSend(client: ServiceAccess["client"], id: number, intent: string, details: Details | null): Promise<CampaignActionResult | null> {
+  const saved = await client.campaigns.get(id);
+  // Not a draft: the service's own refusal says so.
+  if (saved.status !== "draft") return null;
+  const subject = details ? details.subject : (saved.subject ?? "").trim();
+  if (!subject) {
+    return refused(intent, { kind: "form", title: "This campaign has no subject", message: `${NO_SUBJECT} Nothing was sent.`, fields: { subject: NO_SUBJECT } });
+  }
+  if (!details) return null;
+  const cleared = clearedAddresses(saved, details);
+  if (Object.keys(cleared).length) return refused(intent, { kind: "form", title: "Nothing was saved or sent", message: Object.values(cleared).join(" "), fields: cleared });
+  await saveDetails(client, id, details);
+  return null;
+}
+
+function saveDetails(client: ServiceAccess["client"], id: number, d: Details) {
+  return client.campaigns.update(id, {
+    name: d.name,
+    subject: d.subject,
+    previewText: d.previewText,
+    sender: { name: d.senderName, ...(d.senderEmail ? { email: d.senderEmail } : {}) },
+    replyTo: { name: d.replyToName, ...(d.replyToEmail ? { email: d.replyToEmail } : {}) },
+  });
+}
+
 /** The campaign page's actions. A schedule's time is read in the zone the form carries. */
 export async function campaignAction(shop: string, rawId: string | undefined, form: FormData): Promise<CampaignActionResult> {
   const raw = Object.fromEntries(form);
@@ -314,6 +352,13 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
     return formProblem(intent, parsed.error);
   }
   const a = parsed.data;
+  // A send or schedule carries the Details card only when it has unsaved changes.
+  let details: Details | null = null;
+  if ((a.intent === "send" || a.intent === "schedule") && "name" in raw) {
+    const d = detailsSchema.safeParse(raw);
+    if (!d.success) return formProblem(a.intent, d.error);
+    details = d.data;
+  }
   return withService(shop, a.intent, async ({ client }) => {
     const done = (toast: string, goTo?: string): CampaignActionResult => ({ ok: true, intent: a.intent, toast, goTo, at: Date.now() });
     switch (a.intent) {
@@ -324,13 +369,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
           const fields = saved.status === "draft" ? clearedAddresses(saved, a) : {};
           if (Object.keys(fields).length) return refused("update", { kind: "form", title: "Nothing was saved", message: Object.values(fields).join(" "), fields });
         }
-        await client.campaigns.update(id.data, {
-          name: a.name,
-          subject: a.subject,
-          previewText: a.previewText,
-          sender: { name: a.senderName, ...(a.senderEmail ? { email: a.senderEmail } : {}) },
-          replyTo: { name: a.replyToName, ...(a.replyToEmail ? { email: a.replyToEmail } : {}) },
-        });
+        await saveDetails(client, id.data, a);
         return done("Draft saved");
       }
       case "clone": {
@@ -351,13 +390,18 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
         if (Date.parse(serviceRounded(iso) ?? iso) <= Date.now()) {
           return refused("schedule", { kind: "form", title: "That time cannot be used", message: "Pick a date and time in the future.", fields: { scheduledAt: "Pick a date and time in the future." } });
         }
+        const notReady = await readyToSend(client, id.data, "schedule", details);
+        if (notReady) return notReady;
         const c = await client.campaigns.schedule(id.data, { scheduledAt: iso, ...(a.force ? { force: true } : {}) });
         const when = c.scheduledAt ? scheduleReadings(c.scheduledAt, zone) : null;
         return done(when ? `Scheduled for ${when.local}` : "Scheduled");
       }
-      case "send":
+      case "send": {
+        const notReady = await readyToSend(client, id.data, "send", details);
+        if (notReady) return notReady;
         await client.campaigns.send(id.data, a.force ? { force: true } : {});
         return done("Sending to your whole confirmed list");
+      }
     }
   });
 }

@@ -5,12 +5,13 @@
  */
 import { z } from "zod";
 import { fieldErrors } from "../admin/forms";
-import { describeServiceError, type ServiceProblem } from "../admin/service-errors";
+import { describeLoadError, describeServiceError, type ServiceProblem } from "../admin/service-errors";
 import { noService, noServiceView, serviceAccess } from "../admin/service-access.server";
 import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { emailSchema, personStatusFilters, type PaginationMeta, type PeopleListFilters, type Person, type PersonEventRecord } from "../services/marketing/schemas";
 import { messageOf } from "../errors";
+import { eventSummary, fieldLabel, inWords } from "./words";
 
 const PER_PAGE = 25;
 
@@ -31,13 +32,20 @@ export interface PersonRow {
 }
 
 export interface PersonView extends PersonRow {
-  customFields: { name: string; value: string }[];
+  /** `label`: the field's name in words ("First name") */
+  customFields: { name: string; label: string; value: string }[];
   series: { id: string; name: string }[];
 }
 
 export interface EventRow {
   at: string;
+  /** the service's name, as the event filter takes it */
   event: string;
+  /** the name in words: "Order completed" */
+  label: string;
+  /** the data in one line: "Order #1001 · €42.50" */
+  summary: string;
+  /** the data as the service stored it (JSON), for support */
   properties: string;
 }
 
@@ -55,11 +63,17 @@ const toRow = (p: Person): PersonRow => ({
 
 const toView = (p: Person): PersonView => ({
   ...toRow(p),
-  customFields: Object.entries(p.customFields).map(([name, value]) => ({ name, value: display(value) })),
+  customFields: Object.entries(p.customFields).map(([name, value]) => ({ name, label: fieldLabel(name), value: display(value) })),
   series: (p.series ?? []).map((s) => ({ id: s.id, name: s.name ?? s.id })),
 });
 
-const toEvent = (e: PersonEventRecord): EventRow => ({ at: new Date(e.timestamp * 1000).toISOString(), event: e.event, properties: JSON.stringify(e.properties) });
+const toEvent = (e: PersonEventRecord): EventRow => ({
+  at: new Date(e.timestamp * 1000).toISOString(),
+  event: e.event,
+  label: inWords(e.event),
+  summary: eventSummary(e.event, e.properties),
+  properties: JSON.stringify(e.properties),
+});
 
 // ------------------------------------------------------------------ search
 
@@ -119,7 +133,7 @@ export async function peoplePage(shop: string, params: URLSearchParams) {
     const result = await access.client.people.list(filters);
     return { service: null, form: raw, errors: {}, people: result.data.map(toRow), page: pageInfo(result.meta), problem: null };
   } catch (error) {
-    return { service: null, form: raw, errors: {}, people: [], page: null, problem: describeServiceError(error, access.baseUrl) };
+    return { service: null, form: raw, errors: {}, people: [], page: null, problem: describeLoadError(error, access.baseUrl, "Your contacts") };
   }
 }
 
@@ -170,12 +184,12 @@ export async function personPage(shop: string, rawIdOrEmail: string | undefined,
       events = result.data.map(toEvent);
       page = pageInfo(result.meta);
     } catch (error) {
-      problem = describeServiceError(error, access.baseUrl);
+      problem = describeLoadError(error, access.baseUrl, "Their tracked events");
     }
     return { notFound: false as const, service: null, person, filters: filtersRaw, errors: problem?.fields ?? {}, events, page, problem };
   } catch (error) {
     if (isMarketingServiceError(error) && error.kind === "person_not_found") return { notFound: true as const };
-    return { notFound: false as const, service: null, person: null, filters: filtersRaw, errors: {}, events: [], page: null, problem: describeServiceError(error, access.baseUrl) };
+    return { notFound: false as const, service: null, person: null, filters: filtersRaw, errors: {}, events: [], page: null, problem: describeLoadError(error, access.baseUrl, "This person") };
   }
 }
 

@@ -7,7 +7,7 @@ import { serviceAccess } from "~/admin/service-access.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
 import { campaignAction, campaignPage, scheduleZone } from "~/campaigns/campaigns.server";
 import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
-import { StatusBadge } from "~/campaigns/ui";
+import { StatusBadge, TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
@@ -25,7 +25,8 @@ export const action = async ({ request, params }: ActionFunctionArgs) => {
   return campaignAction(session.shop, params.id, await request.formData());
 };
 
-const INLINE_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email", "recipients", "scheduledAt", "zone"]);
+const DETAILS_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email"]);
+const INLINE_FIELDS = new Set([...DETAILS_FIELDS, "recipients", "scheduledAt", "zone"]);
 
 function Hidden({ fields }: { fields: Record<string, string> }) {
   return (
@@ -72,7 +73,9 @@ function CampaignScreen() {
   const problem = result && !result.ok ? result.problem : null;
   const fieldError = (name: string) => (problem?.fields ? problem.fields[name] : undefined);
   // Field refusals are shown beside their fields; anything else in the banner at the top.
-  const inlineOnly = Boolean(problem?.fields && Object.keys(problem.fields).length && Object.keys(problem.fields).every((k) => INLINE_FIELDS.has(k)));
+  // A send or schedule refused over a Details field: the field is far up, so the banner says it too.
+  const sendRefusedOverDetails = (result?.intent === "send" || result?.intent === "schedule") && Object.keys(problem?.fields ?? {}).some((k) => DETAILS_FIELDS.has(k));
+  const inlineOnly = !sendRefusedOverDetails && Boolean(problem?.fields && Object.keys(problem.fields).length && Object.keys(problem.fields).every((k) => INLINE_FIELDS.has(k)));
 
   if (!c) {
     return (
@@ -81,7 +84,9 @@ function CampaignScreen() {
           {data.service ? <ServiceUnavailable service={data.service} what="Campaigns" /> : null}
           {data.problem && (
             <Layout.Section>
-              <ProblemBanner problem={data.problem} />
+              <ProblemBanner problem={data.problem}>
+                <TryAgain />
+              </ProblemBanner>
             </Layout.Section>
           )}
         </Layout>
@@ -95,6 +100,10 @@ function CampaignScreen() {
   const pickedRounded = pickedIso ? serviceRounded(pickedIso) : null;
   const preview = pickedRounded ? scheduleReadings(pickedRounded, zone) : null;
   const set = (k: keyof typeof form) => (v: string) => setForm((f) => ({ ...f, [k]: v }));
+  // Unsaved Details go out with a send or schedule: what the merchant sees is what is sent.
+  const saved = { name: c.name, subject: c.subject, previewText: c.previewText, senderName: c.senderName, senderEmail: c.senderEmail, replyToName: c.replyToName, replyToEmail: c.replyToEmail };
+  const unsaved = draft && (Object.keys(form) as (keyof typeof form)[]).some((k) => form[k] !== saved[k]);
+  const withDetails = unsaved ? form : {};
 
   return (
     <Page title={c.name} titleMetadata={<StatusBadge status={c.status} />} backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
@@ -104,7 +113,7 @@ function CampaignScreen() {
             <ProblemBanner problem={problem}>
               {problem.canForce && (result?.intent === "send" || result?.intent === "schedule") && (
                 <Form method="post">
-                  <Hidden fields={{ intent: result.intent, force: "true", ...(result.intent === "schedule" ? { scheduledAt, zone } : {}) }} />
+                  <Hidden fields={{ intent: result.intent, force: "true", ...(result.intent === "schedule" ? { scheduledAt, zone } : {}), ...withDetails }} />
                   <Button submit tone="critical" loading={busy(result.intent)}>
                     {result.intent === "schedule" ? "Schedule anyway" : "Send anyway"}
                   </Button>
@@ -202,8 +211,7 @@ function CampaignScreen() {
             {draft && (
               <Card>
                 <Form method="post">
-                  <input type="hidden" name="intent" value="schedule" />
-                  <input type="hidden" name="zone" value={zone} />
+                  <Hidden fields={{ intent: "schedule", zone, ...withDetails }} />
                   <BlockStack gap="300">
                     <Text as="h2" variant="headingMd">
                       Schedule
@@ -225,6 +233,11 @@ function CampaignScreen() {
                         </span>
                       </Text>
                     )}
+                    {unsaved && (
+                      <Text as="p" tone="subdued">
+                        Your changes to the details are saved with it.
+                      </Text>
+                    )}
                     <InlineStack align="end">
                       <Button submit loading={busy("schedule")}>
                         Schedule
@@ -243,9 +256,10 @@ function CampaignScreen() {
               <Banner tone="warning" title="Send this campaign to your whole confirmed list now?">
                 <BlockStack gap="200">
                   <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
+                  {unsaved && <p>Your changes to the details are saved first.</p>}
                   <InlineStack gap="200">
                     <Form method="post">
-                      <input type="hidden" name="intent" value="send" />
+                      <Hidden fields={{ intent: "send", ...withDetails }} />
                       <Button submit variant="primary" tone="critical" loading={busy("send")}>
                         Send to the whole list
                       </Button>

@@ -3,7 +3,7 @@ import { Form, Link, useActionData, useLoaderData, useNavigate, useNavigation, u
 import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Tabs, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
-import { CAMPAIGN_TABS, StatusBadge } from "~/campaigns/ui";
+import { CAMPAIGN_TABS, StatusBadge, TryAgain } from "~/campaigns/ui";
 import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
 import { campaignsPage, createCampaign, scheduleZone } from "~/campaigns/campaigns.server";
 import { serviceAccess } from "~/admin/service-access.server";
@@ -21,6 +21,17 @@ export const action = async ({ request }: ActionFunctionArgs) => {
   return createCampaign(session.shop, await request.formData());
 };
 
+/** A tab's empty state in a sentence: "No draft campaigns". */
+const EMPTY_TITLE: Record<(typeof CAMPAIGN_TABS)[number], string> = {
+  draft: "No draft campaigns",
+  scheduled: "No scheduled campaigns",
+  sending: "No campaigns are sending",
+  sent: "No sent campaigns",
+  paused: "No paused campaigns",
+  failed: "No failed campaigns",
+  all: "No campaigns yet",
+};
+
 const TAB_LABEL: Record<(typeof CAMPAIGN_TABS)[number], string> = {
   draft: "Drafts",
   scheduled: "Scheduled",
@@ -32,7 +43,6 @@ const TAB_LABEL: Record<(typeof CAMPAIGN_TABS)[number], string> = {
 };
 
 const SORTS = [
-  { label: "Service default", value: "" },
   { label: "Name A–Z", value: "name:asc" },
   { label: "Name Z–A", value: "name:desc" },
   { label: "Status", value: "status:asc" },
@@ -63,8 +73,8 @@ export default function Campaigns() {
     next.delete("page");
     setParams(next);
   };
-  const sortValue = data.query.sort ? `${data.query.sort}:${data.query.order ?? (data.query.sort === "name" ? "asc" : "desc")}` : "";
-  const problem = result && !result.ok ? result.problem : data.problem;
+  const sortValue = `${data.query.sort}:${data.query.order ?? (data.query.sort === "name" ? "asc" : "desc")}`;
+  const problem = result && !result.ok ? result.problem : null;
 
   return (
     <Page
@@ -109,59 +119,68 @@ export default function Campaigns() {
                 </Card>
               </Layout.Section>
             )}
-            <Layout.Section>
-              <Card padding="0">
-                <Tabs
-                  tabs={CAMPAIGN_TABS.map((t) => ({ id: t, content: TAB_LABEL[t] }))}
-                  selected={tab < 0 ? 0 : tab}
-                  onSelect={(i) => setParam({ status: CAMPAIGN_TABS[i] })}
-                />
-                <Box padding="300">
-                  <InlineStack align="end">
-                    <div style={{ minWidth: 220 }}>
-                      <Select
-                        label="Sort"
-                        labelInline
-                        options={SORTS}
-                        value={sortValue}
-                        onChange={(v) => {
-                          const [sort, order] = v.split(":");
-                          setParam({ sort: sort || undefined, order: order || undefined });
-                        }}
+            {/* The list could not be read: no table, no empty state, only the reason and a retry. */}
+            {data.problem ? (
+              <Layout.Section>
+                <ProblemBanner problem={data.problem}>
+                  <TryAgain />
+                </ProblemBanner>
+              </Layout.Section>
+            ) : (
+              <Layout.Section>
+                <Card padding="0">
+                  <Tabs
+                    tabs={CAMPAIGN_TABS.map((t) => ({ id: t, content: TAB_LABEL[t] }))}
+                    selected={tab < 0 ? 0 : tab}
+                    onSelect={(i) => setParam({ status: CAMPAIGN_TABS[i] })}
+                  />
+                  <Box padding="300">
+                    <InlineStack align="end">
+                      <div style={{ minWidth: 220 }}>
+                        <Select
+                          label="Sort"
+                          labelInline
+                          options={SORTS}
+                          value={sortValue}
+                          onChange={(v) => {
+                            const [sort, order] = v.split(":");
+                            setParam({ sort: sort || undefined, order: order || undefined });
+                          }}
+                        />
+                      </div>
+                    </InlineStack>
+                  </Box>
+                  <IndexTable
+                    resourceName={{ singular: "campaign", plural: "campaigns" }}
+                    itemCount={data.campaigns.length}
+                    selectable={false}
+                    emptyState={
+                      <EmptyState
+                        title={EMPTY_TITLE[data.query.status]}
+                        hint="Create a campaign, or start from one of your templates."
                       />
-                    </div>
-                  </InlineStack>
-                </Box>
-                <IndexTable
-                  resourceName={{ singular: "campaign", plural: "campaigns" }}
-                  itemCount={data.campaigns.length}
-                  selectable={false}
-                  emptyState={
-                    <EmptyState
-                      title={`No ${data.query.status === "all" ? "" : TAB_LABEL[data.query.status].toLowerCase() + " "}campaigns`}
-                      hint="Create a campaign, or start from one of your templates."
-                    />
-                  }
-                  headings={[{ title: "Name" }, { title: "Status" }, { title: "Created" }, { title: "Scheduled / sent" }]}
-                >
-                  {data.campaigns.map((c, i) => (
-                    <IndexTable.Row id={String(c.id)} key={c.id} position={i}>
-                      <IndexTable.Cell>
-                        <Link to={`/app/campaigns/${c.id}`} style={{ fontWeight: 600 }}>
-                          {c.name}
-                        </Link>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <StatusBadge status={c.status} />
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>{formatWhen(c.createdAt)}</IndexTable.Cell>
-                      <IndexTable.Cell>{c.scheduled ? `${c.scheduled.local} (${c.scheduled.utc})` : c.sentAt ? `Sent ${formatWhen(c.sentAt)}` : "—"}</IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-                </IndexTable>
-                <PageNav page={data.page} />
-              </Card>
-            </Layout.Section>
+                    }
+                    headings={[{ title: "Name" }, { title: "Status" }, { title: "Created" }, { title: "Scheduled / sent" }]}
+                  >
+                    {data.campaigns.map((c, i) => (
+                      <IndexTable.Row id={String(c.id)} key={c.id} position={i}>
+                        <IndexTable.Cell>
+                          <Link to={`/app/campaigns/${c.id}`} style={{ fontWeight: 600 }}>
+                            {c.name}
+                          </Link>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>
+                          <StatusBadge status={c.status} />
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>{formatWhen(c.createdAt)}</IndexTable.Cell>
+                        <IndexTable.Cell>{c.scheduled ? `${c.scheduled.local} (${c.scheduled.utc})` : c.sentAt ? `Sent ${formatWhen(c.sentAt)}` : "—"}</IndexTable.Cell>
+                      </IndexTable.Row>
+                    ))}
+                  </IndexTable>
+                  <PageNav page={data.page} />
+                </Card>
+              </Layout.Section>
+            )}
           </>
         )}
       </Layout>

@@ -5,7 +5,8 @@ import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
-import { PersonStatus } from "~/people/ui";
+import { PersonStatus, statusLabel } from "~/people/ui";
+import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
@@ -30,9 +31,12 @@ export default function PersonPage() {
     <Page title={p?.email ?? "Person"} titleMetadata={p ? <PersonStatus status={p.status} details={p.statusDetails} /> : undefined} backAction={{ content: "People", url: "/app/people" }}>
       <Layout>
         {data.service && <ServiceUnavailable service={data.service} what="People" />}
-        {data.problem && !Object.keys(errors).length && (
+        {/* The person could not be read: only the reason and a retry. */}
+        {!p && data.problem && (
           <Layout.Section>
-            <ProblemBanner problem={data.problem} />
+            <ProblemBanner problem={data.problem}>
+              <TryAgain />
+            </ProblemBanner>
           </Layout.Section>
         )}
         {p && (
@@ -40,7 +44,7 @@ export default function PersonPage() {
             <SectionCard title="Consent" variant="oneThird">
               <Text as="p">
                 <span data-consent>
-                  {p.status === "active" ? "Receives email" : "Does not receive email"} ({p.statusDetails ?? p.status})
+                  {p.status === "active" ? "Receives email" : "Does not receive email"} ({statusLabel(p.statusDetails ?? p.status).toLowerCase()})
                 </span>
               </Text>
               <Text as="p" tone="subdued">
@@ -57,7 +61,7 @@ export default function PersonPage() {
             </SectionCard>
             <SectionCard title="Fields" gap="200">
               {p.customFields.length ? (
-                <DataTable columnContentTypes={["text", "text"]} headings={["Field", "Value"]} rows={p.customFields.map((f) => [f.name, f.value || "—"])} />
+                <DataTable columnContentTypes={["text", "text"]} headings={["Field", "Value"]} rows={p.customFields.map((f) => [f.label, f.value || "—"])} />
               ) : (
                 <Text as="p" tone="subdued">
                   No fields
@@ -85,26 +89,36 @@ export default function PersonPage() {
                 </FormLayout>
               </Form>
             </SectionCard>
-            <Layout.Section>
-              <Card padding="0">
-                {data.events.length ? (
-                  <DataTable
-                    columnContentTypes={["text", "text", "text"]}
-                    headings={["When (UTC)", "Event", "Data"]}
-                    rows={data.events.map((e) => [
-                      formatWhen(e.at),
-                      e.event,
-                      <div key={e.at + e.event} style={{ whiteSpace: "normal", maxWidth: 560, wordBreak: "break-word", fontFamily: "monospace", fontSize: 12 }}>
-                        {e.properties}
-                      </div>,
-                    ])}
-                  />
-                ) : (
-                  <EmptyState title={FILTERS.some((k) => filters[k]) ? "No events match these filters" : "No events recorded for this person yet"} />
-                )}
-                <PageNav page={data.page} />
-              </Card>
-            </Layout.Section>
+            {/* The events could not be read (a bad filter is said beside it): no table, no "no events". */}
+            {data.problem && !Object.keys(errors).length ? (
+              <Layout.Section>
+                <ProblemBanner problem={data.problem}>
+                  <TryAgain />
+                </ProblemBanner>
+              </Layout.Section>
+            ) : (
+              <Layout.Section>
+                <Card padding="0">
+                  {data.events.length ? (
+                    <DataTable
+                      columnContentTypes={["text", "text", "text"]}
+                      headings={["When", "Event", "Details"]}
+                      rows={data.events.map((e) => [
+                        formatWhen(e.at),
+                        e.label,
+                        // The stored data stays one hover away for support.
+                        <div key={e.at + e.event} title={e.properties} style={{ whiteSpace: "normal", maxWidth: 560, wordBreak: "break-word" }}>
+                          {e.summary}
+                        </div>,
+                      ])}
+                    />
+                  ) : (
+                    <EmptyState title={FILTERS.some((k) => filters[k]) ? "No events match these filters" : "No events recorded for this person yet"} />
+                  )}
+                  <PageNav page={data.page} />
+                </Card>
+              </Layout.Section>
+            )}
           </>
         )}
       </Layout>

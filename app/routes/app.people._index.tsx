@@ -5,23 +5,14 @@ import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
-import { PersonStatus } from "~/people/ui";
+import { PersonStatus, STATUS_FILTERS } from "~/people/ui";
+import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   return peoplePage(session.shop, new URL(request.url).searchParams);
 };
-
-const STATUSES = [
-  { label: "Any status", value: "" },
-  { label: "Active (confirmed)", value: "active" },
-  { label: "Inactive (unconfirmed, unsubscribed or blocked)", value: "inactive" },
-  { label: "Confirmed", value: "confirmed" },
-  { label: "Unconfirmed", value: "unconfirmed" },
-  { label: "Unsubscribed", value: "unsubscribed" },
-  { label: "Blocked", value: "blocked" },
-];
 
 type FilterName = "q" | "tags" | "notTags" | "segments" | "notSegments" | "field" | "value";
 
@@ -49,7 +40,7 @@ export default function People() {
                   <FormLayout>
                     <FormLayout.Group>
                       {field("q", "Email contains")}
-                      <Select label="Status" name="status" options={STATUSES} value={form.status ?? ""} onChange={set("status")} error={errors.status} />
+                      <Select label="Status" name="status" options={STATUS_FILTERS} value={form.status ?? ""} onChange={set("status")} error={errors.status} />
                     </FormLayout.Group>
                     <FormLayout.Group>
                       {field("tags", "With any of these tags", "Comma-separated")}
@@ -73,40 +64,44 @@ export default function People() {
                 </Form>
               </Card>
             </Layout.Section>
-            {data.problem && (
+            {/* The list could not be read: no table, no "nobody matches", only the reason and a retry. */}
+            {data.problem ? (
               <Layout.Section>
-                <ProblemBanner problem={data.problem} />
+                <ProblemBanner problem={data.problem}>
+                  <TryAgain />
+                </ProblemBanner>
+              </Layout.Section>
+            ) : (
+              <Layout.Section>
+                <Card padding="0">
+                  <IndexTable
+                    resourceName={{ singular: "person", plural: "people" }}
+                    itemCount={data.people.length}
+                    selectable={false}
+                    emptyState={
+                      <EmptyState title={Object.keys(errors).length ? "Fix the highlighted filters to search" : "Nobody matches these filters"} />
+                    }
+                    headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
+                  >
+                    {data.people.map((p, i) => (
+                      <IndexTable.Row id={String(p.id)} key={p.id} position={i}>
+                        <IndexTable.Cell>
+                          <Link to={`/app/people/${encodeURIComponent(p.email)}`} style={{ fontWeight: 600 }}>
+                            {p.email}
+                          </Link>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>
+                          <PersonStatus status={p.status} details={p.statusDetails} />
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
+                        <IndexTable.Cell>{formatWhen(p.createdAt)}</IndexTable.Cell>
+                      </IndexTable.Row>
+                    ))}
+                  </IndexTable>
+                  <PageNav page={data.page} />
+                </Card>
               </Layout.Section>
             )}
-            <Layout.Section>
-              <Card padding="0">
-                <IndexTable
-                  resourceName={{ singular: "person", plural: "people" }}
-                  itemCount={data.people.length}
-                  selectable={false}
-                  emptyState={
-                    <EmptyState title={Object.keys(errors).length ? "Fix the highlighted filters to search" : "Nobody matches these filters"} />
-                  }
-                  headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
-                >
-                  {data.people.map((p, i) => (
-                    <IndexTable.Row id={String(p.id)} key={p.id} position={i}>
-                      <IndexTable.Cell>
-                        <Link to={`/app/people/${encodeURIComponent(p.email)}`} style={{ fontWeight: 600 }}>
-                          {p.email}
-                        </Link>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <PersonStatus status={p.status} details={p.statusDetails} />
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
-                      <IndexTable.Cell>{formatWhen(p.createdAt)}</IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-                </IndexTable>
-                <PageNav page={data.page} />
-              </Card>
-            </Layout.Section>
           </>
         )}
       </Layout>

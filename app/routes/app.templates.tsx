@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { HandOffLink, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { PageError, formatWhen, useToast } from "~/admin/ui";
 import { createCampaign, templatesPage } from "~/campaigns/campaigns.server";
+import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
@@ -54,7 +55,7 @@ export default function Templates() {
   useEffect(() => {
     if (result?.ok && result.goTo) navigate(result.goTo);
   }, [result, navigate]);
-  const problem = result && !result.ok ? result.problem : data.problem;
+  const problem = result && !result.ok ? result.problem : null;
 
   return (
     <Page title="Templates" subtitle="Email designs in your marketing account: yours and the published shared ones">
@@ -68,44 +69,53 @@ export default function Templates() {
                 <ProblemBanner problem={problem} />
               </Layout.Section>
             )}
-            <Layout.Section>
-              <Card padding="0">
-                <IndexTable
-                  resourceName={{ singular: "template", plural: "templates" }}
-                  itemCount={data.templates.length}
-                  selectable={false}
-                  headings={[{ title: "Template" }, { title: "Created" }, { title: "Preview" }, { title: "" }]}
-                >
-                  {data.templates.map((t, i) => (
-                    <IndexTable.Row id={t.id} key={t.id} position={i}>
-                      <IndexTable.Cell>
-                        <BlockStack gap="050">
-                          <Text as="span" fontWeight="semibold">
-                            {t.name}
-                          </Text>
-                          <div style={{ whiteSpace: "normal", maxWidth: 420 }}>
-                            <Text as="span" tone="subdued" variant="bodySm">
-                              {t.description || "—"}
+            {/* The list could not be read: no table, only the reason and a retry. */}
+            {data.problem ? (
+              <Layout.Section>
+                <ProblemBanner problem={data.problem}>
+                  <TryAgain />
+                </ProblemBanner>
+              </Layout.Section>
+            ) : (
+              <Layout.Section>
+                <Card padding="0">
+                  <IndexTable
+                    resourceName={{ singular: "template", plural: "templates" }}
+                    itemCount={data.templates.length}
+                    selectable={false}
+                    headings={[{ title: "Template" }, { title: "Created" }, { title: "Preview" }, { title: "" }]}
+                  >
+                    {data.templates.map((t, i) => (
+                      <IndexTable.Row id={t.id} key={t.id} position={i}>
+                        <IndexTable.Cell>
+                          <BlockStack gap="050">
+                            <Text as="span" fontWeight="semibold">
+                              {t.name}
                             </Text>
-                          </div>
-                        </BlockStack>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>{formatWhen(t.createdAt)}</IndexTable.Cell>
-                      <IndexTable.Cell>{t.previewUrl ? <HandOffLink url={t.previewUrl}>Preview ↗</HandOffLink> : "—"}</IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <CreateFromTemplate templateId={t.id} templateName={t.name} />
-                      </IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-                </IndexTable>
-                <PageNav page={data.page} />
-                <Box padding="300">
-                  <Text as="p" tone="subdued" variant="bodySm">
-                    Previews open in your marketing dashboard and need you to be signed in there.
-                  </Text>
-                </Box>
-              </Card>
-            </Layout.Section>
+                            <div style={{ whiteSpace: "normal", maxWidth: 420 }}>
+                              <Text as="span" tone="subdued" variant="bodySm">
+                                {t.description || "—"}
+                              </Text>
+                            </div>
+                          </BlockStack>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>{formatWhen(t.createdAt)}</IndexTable.Cell>
+                        <IndexTable.Cell>{t.previewUrl ? <HandOffLink url={t.previewUrl}>Preview ↗</HandOffLink> : "—"}</IndexTable.Cell>
+                        <IndexTable.Cell>
+                          <CreateFromTemplate templateId={t.id} templateName={t.name} />
+                        </IndexTable.Cell>
+                      </IndexTable.Row>
+                    ))}
+                  </IndexTable>
+                  <PageNav page={data.page} />
+                  <Box padding="300">
+                    <Text as="p" tone="subdued" variant="bodySm">
+                      Previews open in your marketing dashboard and need you to be signed in there.
+                    </Text>
+                  </Box>
+                </Card>
+              </Layout.Section>
+            )}
           </>
         )}
       </Layout>

@@ -122,7 +122,7 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await shot("6-list-scheduled");
   });
 
-  it("send now: the whole-list confirmation, review required with the editor link, resolved with Send anyway", async () => {
+  it("send now: no subject is refused beside the field; a subject typed but not saved goes out with the send; review required resolved with Send anyway", async () => {
     await open("/app/templates");
     await page.getByRole("row", { name: /Monthly newsletter/ }).getByRole("button", { name: "Create campaign" }).click();
     await page.getByLabel("Campaign name").fill("November newsletter");
@@ -130,11 +130,24 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await page.waitForURL(/\/app\/campaigns\/\d+/);
     const id = Number(new URL(page.url()).pathname.split("/").at(-1));
 
+    // A template gives no subject: the campaign cannot go out without one.
+    await page.getByRole("button", { name: "Send now…" }).click();
+    await page.getByRole("button", { name: "Send to the whole list" }).click();
+    await page.getByText("This campaign has no subject").waitFor();
+    expect(await page.getByText("Add a subject before sending.", { exact: true }).count()).toBe(1);
+    expect(await page.getByLabel("Subject").getAttribute("aria-invalid")).toBe("true");
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)?.status).toBe("draft");
+    await shot("7a-no-subject");
+
+    // Typed, not saved with "Save draft": the send saves it first.
+    await page.getByLabel("Subject").fill("November news");
     await page.getByRole("button", { name: "Send now…" }).click();
     await page.getByText("Send this campaign to your whole confirmed list now?").waitFor();
+    await page.getByText("Your changes to the details are saved first.").waitFor();
     await shot("7-send-confirm");
     await page.getByRole("button", { name: "Send to the whole list" }).click();
     await page.getByText("This campaign has not been reviewed in the email editor").waitFor();
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)?.subject).toBe("November news");
     const editor = page.getByRole("link", { name: "Open in the email editor ↗" }).first();
     expect(await editor.getAttribute("target")).toBe("_blank");
     expect(await editor.getAttribute("href")).toBe(`${h.emulator.url}/dashboard/campaigns/${id}/editor`);
@@ -157,6 +170,7 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     h.emulator.markReviewed(id);
     h.emulator.updateAccount(h.emulator.defaultAccountId, { sendingLimitRemaining: 0 });
     try {
+      await page.getByLabel("Subject").fill("Hello");
       await page.getByRole("button", { name: "Send now…" }).click();
       await page.getByRole("button", { name: "Send to the whole list" }).click();
       await page.getByText("Sending limit reached").waitFor();
@@ -182,22 +196,43 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
 
     await page.getByRole("link", { name: "ada@example.com" }).click();
     await page.waitForURL(/\/app\/people\/ada%40example\.com/);
-    await page.getByText("Receives email (confirmed)").waitFor();
-    await page.getByText("cart_abandoned").waitFor();
-    await page.getByText("order_completed").waitFor();
+    await page.getByText("Receives email (subscribed)").waitFor();
+    // Events and fields in words, the data summed up.
+    await page.getByRole("cell", { name: "Cart abandoned" }).waitFor();
+    await page.getByRole("cell", { name: "Order completed" }).waitFor();
+    await page.getByText("Order #1001 · €42.50").waitFor();
+    await page.getByText("First name", { exact: true }).waitFor();
+    await page.getByRole("columnheader", { name: "When", exact: true }).waitFor();
+    expect(await page.getByText(/"currency"|order_completed|cart_abandoned/).count()).toBe(0);
     await shot("12-person");
     await page.getByLabel("Event name").fill("order_completed");
     await page.getByRole("button", { name: "Filter events" }).click();
     await page.waitForURL(/event=order_completed/);
-    await page.getByText("#1001").waitFor();
-    await page.getByText("cart_abandoned").waitFor({ state: "detached" });
+    await page.getByText("Order #1001").waitFor();
+    await page.getByRole("cell", { name: "Cart abandoned" }).waitFor({ state: "detached" });
     await shot("13-person-events-filtered");
+  });
+
+  it("the marketing service not answering: the list says it could not be loaded, no empty state; Try again shows it once it answers", async () => {
+    h.emulator.setFaults({ serverErrors: { count: 1000, status: 503 }, pathPrefix: "/api/campaigns" });
+    try {
+      await open("/app/campaigns");
+      await page.getByText("Your campaigns could not be loaded: the marketing service is not answering right now.").waitFor();
+      expect(await page.getByText(/No drafts? campaigns|Nothing was changed/).count()).toBe(0);
+      expect(await page.getByRole("tab").count()).toBe(0);
+      await shot("16-campaigns-not-answering");
+    } finally {
+      h.emulator.clearFaults();
+    }
+    await page.getByRole("button", { name: "Try again" }).click();
+    await page.getByRole("tab", { name: "Drafts" }).waitFor();
+    expect(await page.getByText("could not be loaded").count()).toBe(0);
   });
 
   it("from a Shopify customer's page (the admin link) to their person page", async () => {
     await open("/app/people/by-customer?id=501");
     await page.waitForURL(/\/app\/people\/ada%40example\.com/);
-    await page.getByText("Receives email (confirmed)").waitFor();
+    await page.getByText("Receives email (subscribed)").waitFor();
     await open("/app/people/by-customer?id=777");
     await page.getByText("This customer no longer exists in Shopify").waitFor();
     await shot("14-customer-not-found");

@@ -85,6 +85,24 @@ const idOf = (r: Result): number => {
 const emuCampaign = (id: number) => h.emulator.state.campaigns.find((c) => c.id === id);
 /** A draft with content (from a template), as the merchant creates it on the Templates page. */
 const draftFromTemplate = async (shop = A, name = "Spring sale") => idOf(await act(shop, "/app/templates", { intent: "create", name, templateId: "tpl-1" }));
+/** ...with a subject, as it must have before it can be sent or scheduled. */
+const readyDraft = async (shop = A, name = "Spring sale") => {
+  const id = await draftFromTemplate(shop, name);
+  emuCampaign(id)!.subject = `${name}: news from the shop`;
+  return id;
+};
+const sendsOf = (id: number) => h.emulator.requests.filter((r) => r.path === `/api/campaigns/${id}/send` || r.path === `/api/campaigns/${id}/schedule`);
+/** The Details card as the page posts it. */
+const details = (over: Record<string, string> = {}) => ({
+  name: "Typed campaign",
+  subject: "Typed, never saved",
+  previewText: "",
+  senderName: "Shop",
+  senderEmail: "owner@default-shop.example",
+  replyToName: "",
+  replyToEmail: "owner@default-shop.example",
+  ...over,
+});
 
 describe("session tokens", () => {
   it("every new page and action answers only to a valid session token", async () => {
@@ -157,7 +175,7 @@ describe("campaign list", () => {
   it("tabs by status (sending includes preparing), sorts by name, pages", async () => {
     const ids: number[] = [];
     for (const name of ["Zeta", "Alpha", "Mu"]) ids.push(idOf(await act(A, "/app/campaigns", { intent: "create", name })));
-    const preparing = await draftFromTemplate(A, "Going out");
+    const preparing = await readyDraft(A, "Going out");
     h.emulator.markReviewed(preparing);
     expect((await act(A, `/app/campaigns/${preparing}`, { intent: "send" })).ok).toBe(true);
 
@@ -317,7 +335,7 @@ describe("test-send", () => {
 
 describe("schedule", () => {
   it("takes a time in the store's zone, refuses an unreviewed campaign with the editor link, schedules with force, shows it back rounded", async () => {
-    const id = await draftFromTemplate(A, "Scheduled one");
+    const id = await readyDraft(A, "Scheduled one");
     const review = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30:20" }));
     expect(review.kind).toBe("review_required");
     expect(review.canForce).toBe(true);
@@ -340,14 +358,14 @@ describe("schedule", () => {
   });
 
   it("summer time in the store's zone gives the summer offset", async () => {
-    const id = await draftFromTemplate(A, "Summer");
+    const id = await readyDraft(A, "Summer");
     h.emulator.markReviewed(id);
     await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-07-04T08:00" });
     expect(Date.parse(emuCampaign(id)!.scheduledAt!)).toBe(Date.parse("2027-07-04T12:00:00Z"));
   });
 
   it("reads the time in the zone the page showed, even when Shopify cannot tell the store's zone again", async () => {
-    const id = await draftFromTemplate(A, "Zone kept");
+    const id = await readyDraft(A, "Zone kept");
     h.emulator.markReviewed(id);
     expect((await load<OneData>(A, `/app/campaigns/${id}`, ONE)).zone).toBe(NY);
     zoneLookupFails = true;
@@ -384,7 +402,7 @@ describe("schedule", () => {
 
 describe("send now and its refusals", () => {
   it("review required → editor link and Send anyway (force) sends to the whole list", async () => {
-    const id = await draftFromTemplate(A, "Newsletter");
+    const id = await readyDraft(A, "Newsletter");
     const review = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "send" }));
     expect(review).toMatchObject({ kind: "review_required", canForce: true, title: "This campaign has not been reviewed in the email editor" });
     expect(review.links?.every((l) => l.external)).toBe(true);
@@ -395,7 +413,7 @@ describe("send now and its refusals", () => {
   });
 
   it("sending limit: the remaining sends and the reset date, with links", async () => {
-    const id = await draftFromTemplate(A, "Over the limit");
+    const id = await readyDraft(A, "Over the limit");
     h.emulator.updateAccount(h.emulator.defaultAccountId, { sendingLimitRemaining: 0 });
     try {
       const p = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "send", force: "true" }));
@@ -408,7 +426,7 @@ describe("send now and its refusals", () => {
   });
 
   it("upgrade required: the level name, monthly and prorated amounts, with links", async () => {
-    const id = await draftFromTemplate(A, "Needs upgrade");
+    const id = await readyDraft(A, "Needs upgrade");
     h.emulator.updateAccount(h.emulator.defaultAccountId, { upgradeRequired: true });
     try {
       const p = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-03-01T10:00", force: "true" }));
@@ -421,7 +439,7 @@ describe("send now and its refusals", () => {
   });
 
   it("eligibility failure and an unspecified send failure ask to try again; nothing is sent", async () => {
-    const id = await draftFromTemplate(A, "Flaky");
+    const id = await readyDraft(A, "Flaky");
     h.emulator.setFaults({ eligibilityCheckFails: true });
     expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "send", force: "true" }))).toMatchObject({ kind: "retry_later", message: expect.stringMatching(/try again/) });
     h.emulator.setFaults({ sendFails: true });
@@ -430,13 +448,13 @@ describe("send now and its refusals", () => {
   });
 
   it("an unreachable service is said so", async () => {
-    const id = await draftFromTemplate(A, "Offline");
+    const id = await readyDraft(A, "Offline");
     h.emulator.setFaults({ dropConnections: 5 });
     expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "send", force: "true" })).title).toBe("The marketing service could not be reached");
   });
 
   it("inactive account: resolve billing in the service's dashboard (create, update, send, schedule, test-send)", async () => {
-    const id = await draftFromTemplate(A, "Billing");
+    const id = await readyDraft(A, "Billing");
     h.emulator.setFaults({ inactiveAccount: true });
     const attempts = [
       ["/app/campaigns", { intent: "create", name: "x" }],
@@ -453,7 +471,7 @@ describe("send now and its refusals", () => {
   });
 
   it("plugin key: connect a dashboard or CLI key on the Connection page", async () => {
-    const id = await draftFromTemplate(A, "Plugin");
+    const id = await readyDraft(A, "Plugin");
     h.emulator.setFaults({ pluginKey: true });
     for (const fields of [{ intent: "send", force: "true" }, { intent: "test-send", recipients: "owner@default-shop.example" }] as Record<string, string>[]) {
       const p = problemOf(await act(A, `/app/campaigns/${id}`, fields));
@@ -478,6 +496,90 @@ describe("send now and its refusals", () => {
     const before = h.emulator.requests.length;
     expect(problemOf(await act(A, "/app/campaigns/1", { intent: "launch-rockets" })).title).toBe("That action is not possible");
     expect(h.emulator.requests.length).toBe(before);
+  });
+});
+
+describe("what is sent is what the page shows", () => {
+  it("a draft without a subject is neither sent nor scheduled, even by a crafted form; the reason is beside the Subject field", async () => {
+    const id = await draftFromTemplate(A, "No subject yet");
+    h.emulator.markReviewed(id);
+    for (const fields of [
+      { intent: "send" },
+      { intent: "send", force: "true" },
+      { intent: "schedule", zone: NY, scheduledAt: "2027-02-01T10:00", force: "true" },
+      { intent: "send", force: "true", ...details({ subject: "   " }) },
+    ] as Record<string, string>[]) {
+      const p = problemOf(await act(A, `/app/campaigns/${id}`, fields));
+      expect(p.fields, JSON.stringify(fields)).toEqual({ subject: "Add a subject before sending." });
+      expect(p.message).toMatch(/Nothing was sent/);
+    }
+    expect(sendsOf(id)).toHaveLength(0);
+    expect(emuCampaign(id)).toMatchObject({ status: "draft", subject: "" });
+  });
+
+  it("unsaved Details posted with Send or Schedule are saved first, then sent; a Details refusal sends nothing", async () => {
+    const sent = await draftFromTemplate(A, "Send with edits");
+    h.emulator.markReviewed(sent);
+    expect(await act(A, `/app/campaigns/${sent}`, { intent: "send", ...details({ name: "Send with edits", subject: "Typed just before sending" }) })).toMatchObject({ ok: true });
+    expect(emuCampaign(sent)).toMatchObject({ status: "preparing", subject: "Typed just before sending" });
+    const order = h.emulator.requests.filter((r) => r.path.startsWith(`/api/campaigns/${sent}`) && r.method !== "GET").map((r) => `${r.method} ${r.path}`);
+    expect(order).toEqual([`PUT /api/campaigns/${sent}`, `POST /api/campaigns/${sent}/send`]);
+
+    const scheduled = await draftFromTemplate(A, "Schedule with edits");
+    h.emulator.markReviewed(scheduled);
+    const r = await act(A, `/app/campaigns/${scheduled}`, { intent: "schedule", zone: NY, scheduledAt: "2027-02-01T10:00", ...details({ name: "Schedule with edits", subject: "Typed before scheduling" }) });
+    expect(r).toMatchObject({ ok: true });
+    expect(emuCampaign(scheduled)).toMatchObject({ status: "scheduled", subject: "Typed before scheduling" });
+
+    const cleared = await draftFromTemplate(A, "Cleared sender");
+    h.emulator.markReviewed(cleared);
+    const p = problemOf(await act(A, `/app/campaigns/${cleared}`, { intent: "send", ...details({ subject: "Fine", senderEmail: "" }) }));
+    expect(Object.keys(p.fields ?? {})).toEqual(["senderEmail"]);
+    expect(sendsOf(cleared)).toHaveLength(0);
+    expect(emuCampaign(cleared)).toMatchObject({ status: "draft", subject: "" });
+  });
+});
+
+describe("lists and labels", () => {
+  it("the list is newest first unless another order is picked, and says so", async () => {
+    const older = idOf(await act(A, "/app/campaigns", { intent: "create", name: "Older" }));
+    const newer = idOf(await act(A, "/app/campaigns", { intent: "create", name: "Newer" }));
+    emuCampaign(older)!.createdAt = "2020-01-01T00:00:00.000Z";
+    const data = await load<ListData>(A, "/app/campaigns?status=draft", LIST);
+    expect(h.emulator.requests.filter((q) => q.path === "/api/campaigns").at(-1)?.query).toMatchObject({ sort: "createdAt", order: "desc" });
+    const ids = data.campaigns.map((c) => c.id);
+    expect(ids.indexOf(newer)).toBeLessThan(ids.indexOf(older));
+    const html = await (await openPage(h.app.url, A, "/app/campaigns")).text();
+    expect(html).not.toContain("Service default");
+    expect(html).toMatch(/<option value="createdAt:desc" selected="">Newest first<\/option>/);
+  });
+
+  it("an empty tab says what is missing in plain words", async () => {
+    const shop = "campaigns-empty.myshopify.com";
+    expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
+    await h.connect(shop, h.emulator.createAccount().apiKey);
+    expect(await (await openPage(h.app.url, shop, "/app/campaigns")).text()).toContain("No draft campaigns");
+    expect(await (await openPage(h.app.url, shop, "/app/campaigns?status=scheduled")).text()).toContain("No scheduled campaigns");
+  });
+
+  it("the service not answering: the page says the list could not be loaded, offers Try again, and shows no table or empty state", async () => {
+    const id = await draftFromTemplate(A, "Behind an outage");
+    h.emulator.setFaults({ serverErrors: { count: 1000, status: 503 }, pathPrefix: "/api/campaigns" });
+    const data = await load<ListData>(A, "/app/campaigns", LIST);
+    expect(data.problem?.title).toBe("Your campaigns could not be loaded: the marketing service is not answering right now.");
+    const pages = [
+      ["/api/campaigns", "/app/campaigns", "Your campaigns"],
+      ["/api/campaigns", `/app/campaigns/${id}`, "This campaign"],
+      ["/api/templates", "/app/templates", "Your templates"],
+    ] as const;
+    for (const [pathPrefix, path, what] of pages) {
+      h.emulator.setFaults({ serverErrors: { count: 1000, status: 503 }, pathPrefix });
+      const html = await (await openPage(h.app.url, A, path)).text();
+      expect(html, path).toContain(`${what} could not be loaded: the marketing service is not answering right now.`);
+      expect(html, path).toContain("Try again");
+      expect(html, path).not.toContain("Nothing was changed");
+      expect(html, path).not.toMatch(/No draft campaigns|Create a campaign, or start from one of your templates|Polaris-IndexTable/);
+    }
   });
 });
 

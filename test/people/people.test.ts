@@ -1,6 +1,6 @@
 // People in the admin, over real HTTP against the emulator and the fake Admin: search with every
 // filter, a person's page and tracked events, the way from a Shopify customer, two shops apart.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMarketingClient } from "~/services/marketing/client.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { loadData, openPage, routeData } from "../admin/support";
@@ -26,11 +26,11 @@ interface PersonData {
     status: string;
     statusDetails: string;
     tags: string[];
-    customFields: { name: string; value: string }[];
+    customFields: { name: string; label: string; value: string }[];
     series: { id: string; name: string }[];
   } | null;
   errors: Record<string, string>;
-  events: { at: string; event: string; properties: string }[];
+  events: { at: string; event: string; label: string; summary: string; properties: string }[];
 }
 
 let h: PipelineHarness;
@@ -66,12 +66,15 @@ beforeAll(async () => {
   await svc.events.order("completed", { email: "ada@example.com", source: "shopify", id: "1001", publicId: "#1001", total: 42.5, currency: "USD" });
   await svc.events.cart("abandoned", { email: "ada@example.com", source: "shopify", id: "cart-9", total: 10 });
   await svc.events.order("completed", { email: "ada@example.com", source: "shopify", id: "1002", publicId: "#1002", total: 7 });
+  await svc.people.upsert({ email: "new@example.com", source: "shopify", skipDoubleOptIn: true, statusDetails: "unconfirmed" });
+  await svc.events.custom({ email: "new@example.com", source: "shopify", eventName: "wishlistAdded", properties: { productTitle: "Blue mug", quantity: 2, tags: ["a", "b"] } });
   segment = h.emulator.defineSegment("Big spenders", ["ada@example.com", "grace@example.com"]);
 
   const svcB = createMarketingClient({ baseUrl: h.emulator.url, apiKey: b.apiKey, retries: 0 });
   await svcB.people.upsert({ email: "bonly@example.com", source: "shopify", skipDoubleOptIn: true, statusDetails: "confirmed" });
 });
 afterAll(() => h.close());
+afterEach(() => h.emulator.clearFaults());
 
 const list = async (shop: string, query = "") => routeData<ListData>(await loadData(h.app.url, shop, `/app/people${query}`), LIST);
 const emails = (d: ListData) => d.people.map((p) => p.email).sort();
@@ -83,15 +86,15 @@ describe("search", () => {
   });
 
   it("by email keyword, status with the active/inactive aliases, tags in and out, segments, a custom field", async () => {
-    expect(emails(await list(A))).toEqual(["ada@example.com", "alan@example.org", "grace@example.com"]);
+    expect(emails(await list(A))).toEqual(["ada@example.com", "alan@example.org", "grace@example.com", "new@example.com"]);
     expect(emails(await list(A, "?q=example.org"))).toEqual(["alan@example.org"]);
     expect(emails(await list(A, "?status=active"))).toEqual(["ada@example.com", "alan@example.org"]);
-    expect(emails(await list(A, "?status=inactive"))).toEqual(["grace@example.com"]);
+    expect(emails(await list(A, "?status=inactive"))).toEqual(["grace@example.com", "new@example.com"]);
     expect(emails(await list(A, "?status=unsubscribed"))).toEqual(["grace@example.com"]);
     expect(emails(await list(A, "?tags=vip"))).toEqual(["ada@example.com"]);
     expect(emails(await list(A, "?tags=customer&notTags=churned"))).toEqual(["ada@example.com", "grace@example.com"]);
     expect(emails(await list(A, `?segments=${segment}`))).toEqual(["ada@example.com", "grace@example.com"]);
-    expect(emails(await list(A, `?notSegments=${segment}`))).toEqual(["alan@example.org"]);
+    expect(emails(await list(A, `?notSegments=${segment}`))).toEqual(["alan@example.org", "new@example.com"]);
     expect(emails(await list(A, "?field=firstName&value=Grace"))).toEqual(["grace@example.com"]);
     const row = (await list(A, "?q=ada")).people[0];
     expect(row).toMatchObject({ email: "ada@example.com", status: "active", statusDetails: "confirmed", tags: expect.arrayContaining(["vip", "customer"]) });
@@ -116,7 +119,7 @@ describe("a person's page", () => {
     const ada = await person(A, "ada@example.com");
     expect(ada.person).toMatchObject({ email: "ada@example.com", status: "active", statusDetails: "confirmed", series: [{ id: "1", name: "Welcome series" }] });
     expect(ada.person?.tags.sort()).toEqual(["customer", "vip"]);
-    expect(ada.person?.customFields).toEqual(expect.arrayContaining([{ name: "firstName", value: "Ada" }, { name: "source", value: "shopify" }]));
+    expect(ada.person?.customFields).toEqual(expect.arrayContaining([{ name: "firstName", label: "First name", value: "Ada" }, { name: "source", label: "Source", value: "shopify" }]));
     const byId = await person(A, String(ada.person!.id));
     expect(byId.person?.email).toBe("ada@example.com");
     const grace = await person(A, "grace@example.com");
@@ -154,6 +157,57 @@ describe("a person's page", () => {
     const page = await openPage(h.app.url, A, `/app/people/${encodeURIComponent("nobody@example.com")}`);
     expect(page.status).toBe(404);
     expect(await page.text()).toContain("Nobody with this email address or id is in your marketing account");
+  });
+});
+
+describe("in the merchant's words", () => {
+  /** The text of every status badge on a page (after Polaris's hidden tone word). */
+  const badges = (html: string) => [...html.matchAll(/class="Polaris-Badge[^"]*">(?:<span class="[^"]*visuallyHidden">[^<]*<\/span>)?<span[^>]*>([^<]+)</g)].map((m) => m[1]);
+
+  it("status badges read Subscribed / Not confirmed yet / Unsubscribed, as the status filter does", async () => {
+    const html = await (await openPage(h.app.url, A, "/app/people")).text();
+    expect(badges(html).sort()).toEqual(["Not confirmed yet", "Subscribed", "Subscribed", "Unsubscribed"]);
+    expect(html).toMatch(/<option value="unconfirmed">Not confirmed yet<\/option>/);
+    expect(html).toMatch(/<option value="active">Subscribed<\/option>/);
+  });
+
+  it("a person's events: names in words, the data as a short summary, field names in words, one 'When' column", async () => {
+    const ada = await person(A, "ada@example.com");
+    expect(ada.events.map((e) => [e.label, e.summary])).toEqual([
+      ["Order completed", "Order #1002 · 7.00"],
+      ["Cart abandoned", "Cart · 10.00"],
+      ["Order completed", "Order #1001 · $42.50"],
+    ]);
+    const html = await (await openPage(h.app.url, A, "/app/people/ada%40example.com")).text();
+    for (const shown of ["Order completed", "Cart abandoned", "Order #1001 · $42.50", "First name", "Last name", ">When<"]) expect(html, shown).toContain(shown);
+    expect(html).not.toContain("When (UTC)");
+    expect(html).not.toContain("monospace");
+    expect(html).not.toMatch(/>firstName</);
+
+    // A shape the app does not know: a few "Key: value" pairs, nested data as a count.
+    const other = await person(A, "new@example.com");
+    expect(other.events.map((e) => [e.label, e.summary])).toEqual([["Wishlist added", "Product title: Blue mug · Quantity: 2 · Tags: 2 items"]]);
+  });
+
+  it("the service not answering: no list, no 'nobody matches', but what failed and Try again", async () => {
+    h.emulator.setFaults({ serverErrors: { count: 1000, status: 503 }, pathPrefix: "/api/people" });
+    const pages = [
+      ["/app/people", "Your contacts"],
+      ["/app/people?q=ada", "Your contacts"],
+      ["/app/people/ada%40example.com", "This person"],
+    ] as const;
+    for (const [path, what] of pages) {
+      const html = await (await openPage(h.app.url, A, path)).text();
+      expect(html, path).toContain(`${what} could not be loaded: the marketing service is not answering right now.`);
+      expect(html, path).toContain("Try again");
+      expect(html, path).not.toMatch(/Nothing was changed|Nobody matches these filters|No events recorded|Polaris-IndexTable/);
+    }
+    // Only the events fail: the person is shown, their events are said to be missing.
+    h.emulator.setFaults({ serverErrors: { count: 1000, status: 503 }, pathPrefix: "/api/people/ada%40example.com/events" });
+    const html = await (await openPage(h.app.url, A, "/app/people/ada%40example.com")).text();
+    expect(html).toContain("First name");
+    expect(html).toContain("Their tracked events could not be loaded: the marketing service is not answering right now.");
+    expect(html).not.toMatch(/No events recorded|Nothing was changed/);
   });
 });
 
