@@ -28,13 +28,35 @@ export type TrackerMetafield = z.infer<typeof trackerMetafieldSchema>;
 
 export class UnsafeSnippet extends Error {}
 
+// One complete <script> element: attributes (quoted values may hold ">"), then its text up to the
+// first </script>. Anything else (an unclosed <script>, <style>, <textarea>, <title>, "<!--")
+// would swallow the block's </template> and the rest of the page into the inert template.
+const SCRIPT_ELEMENT = /\s*<script(?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*>([\s\S]*?)<\/script\s*>\s*/iy;
+
+/** Why the snippet is not only complete <script> elements, or null when it is. */
+function notOnlyScripts(snippet: string): string | null {
+  SCRIPT_ELEMENT.lastIndex = 0;
+  let at = 0;
+  while (at < snippet.length) {
+    const match = SCRIPT_ELEMENT.exec(snippet);
+    if (!match) return `it is not only complete <script> elements (at character ${at}: ${JSON.stringify(snippet.slice(at, at + 40))})`;
+    // "<!--" in a script's text can make the parser skip its </script>.
+    if (/<!--|<\/script/i.test(match[1])) return `a <script> element's text contains "<!--" or "</script" (at character ${at})`;
+    at = SCRIPT_ELEMENT.lastIndex;
+  }
+  return at === 0 ? "it is empty" : null;
+}
+
 /**
  * The metafield value for a snippet. Refused: a snippet that contains the API key (it would
- * reach every visitor) or that could close the block's <template> early.
+ * reach every visitor), or anything but complete <script> elements (it could close the block's
+ * <template> early, or keep it from closing and blank the page).
  */
 export function trackerMetafieldValue(tracker: Pick<WebsiteTracker, "mode" | "snippet">, apiKey: string, now = new Date()): TrackerMetafield {
   if (apiKey && tracker.snippet.includes(apiKey)) throw new UnsafeSnippet("the tracker snippet contains the API key: not published");
   if (/<\/template/i.test(tracker.snippet)) throw new UnsafeSnippet("the tracker snippet contains </template>: not published");
+  const problem = notOnlyScripts(tracker.snippet);
+  if (problem) throw new UnsafeSnippet(`the tracker snippet from the marketing service is refused, ${problem}: not published`);
   return trackerMetafieldSchema.parse({ mode: tracker.mode, snippet: tracker.snippet.trim(), syncedAt: now.toISOString() });
 }
 
