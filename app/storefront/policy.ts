@@ -28,6 +28,12 @@ export const STOREFRONT_POLICY = {
   metafieldKey: "tracker",
   /** The theme app embed block (extensions/marketing-sync-theme/blocks/tracker-embed.liquid). */
   embedBlockHandle: "tracker-embed",
+  /**
+   * The app's handle on Shopify (from its name): a theme names our embed
+   * `shopify://apps/{appHandle}/blocks/{embedBlockHandle}/{extension uid}`; another app's block of
+   * the same name differs here.
+   */
+  appHandle: "marketing-sync",
   /** Where the storefront reaches the app: `/{prefix}/{subpath}` of [app_proxy] in shopify.app.toml. */
   appProxyPath: "/apps/marketing-sync",
 } as const;
