@@ -14,6 +14,12 @@ const connectFormSchema = z.object({
     .regex(/^\S+$/, { error: "An API key has no spaces; paste just the key." }),
 });
 
+/** Shopify did not remove the tracker at disconnect: the merchant knows it still runs, for now. */
+const TRACKER_STILL_ON: ConnectionNotice = {
+  title: "Your online store still loads the tracker, for now",
+  body: "Shopify did not confirm its removal, so visits to your store can still be recorded in the marketing account. The app keeps trying until it is gone.",
+};
+
 /** `notice`: after a connection, what it did (import started, account switched), for the page's banner. */
 export type ConnectionActionResult =
   | { ok: true; toast: string; at: number; notice?: ConnectionNotice }
@@ -24,8 +30,9 @@ export async function connectionAction(shop: string, form: FormData): Promise<Co
   const at = Date.now();
   if (form.get("intent") === "disconnect") {
     await disconnectShop(shop);
-    await removeTracker(shop); // the storefront stops loading this account's tracker (best effort)
-    return { ok: true, toast: "Disconnected: nothing more is sent to the marketing service", at };
+    const removal = await removeTracker(shop); // the storefront stops loading this account's tracker (retried by the worker)
+    const toast = "Disconnected: nothing more is sent to the marketing service";
+    return removal.status === "removed" ? { ok: true, toast, at } : { ok: true, toast, at, notice: TRACKER_STILL_ON };
   }
   const parsed = connectFormSchema.safeParse({ apiKey: form.get("apiKey") ?? undefined });
   if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error), at };

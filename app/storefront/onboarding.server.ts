@@ -55,7 +55,11 @@ export type EmbedState = "enabled" | "disabled" | "not_added" | "unknown";
  * The embed's state in a settings_data.json text. Shopify writes it with a comment header,
  * which JSON.parse refuses: a leading block comment is dropped first.
  */
-export function embedStateIn(settingsData: string, blockHandle: string = STOREFRONT_POLICY.embedBlockHandle): EmbedState {
+export function embedStateIn(
+  settingsData: string,
+  blockHandle: string = STOREFRONT_POLICY.embedBlockHandle,
+  appHandle: string = STOREFRONT_POLICY.appHandle,
+): EmbedState {
   let parsed: z.infer<typeof settingsDataSchema>;
   try {
     parsed = settingsDataSchema.parse(JSON.parse(settingsData.replace(/^\s*\/\*[\s\S]*?\*\//, "")));
@@ -63,7 +67,8 @@ export function embedStateIn(settingsData: string, blockHandle: string = STOREFR
     return "unknown";
   }
   if (typeof parsed.current === "string") return "not_added";
-  const ours = Object.values(parsed.current.blocks ?? {}).filter((b) => b.type.startsWith("shopify://apps/") && b.type.includes(`/blocks/${blockHandle}/`));
+  // Only this app's block: another app may have an embed of the same name.
+  const ours = Object.values(parsed.current.blocks ?? {}).filter((b) => b.type.startsWith(`shopify://apps/${appHandle}/blocks/${blockHandle}/`));
   if (!ours.length) return "not_added";
   return ours.some((b) => b.disabled !== true) ? "enabled" : "disabled";
 }

@@ -1,7 +1,10 @@
 /** Every number of the storefront in one place (app/storefront). */
 export const STOREFRONT_POLICY = {
-  /** A storefront event body larger than this is refused (400) before it is parsed. */
-  maxEventBytes: 16 * 1024,
+  /**
+   * A storefront event body larger than this is refused (400) before it is parsed. The web pixel
+   * keeps its bodies under it (MAX_BODY_BYTES in extensions/storefront-events): a 100-line cart fits.
+   */
+  maxEventBytes: 64 * 1024,
   /**
    * Fixed-window rate limits, counted in the database (StorefrontRateWindow), so they hold across
    * every app process on one PostgreSQL rather than multiplying with them. An event must pass all
@@ -25,6 +28,12 @@ export const STOREFRONT_POLICY = {
   metafieldKey: "tracker",
   /** The theme app embed block (extensions/marketing-sync-theme/blocks/tracker-embed.liquid). */
   embedBlockHandle: "tracker-embed",
+  /**
+   * The app's handle on Shopify (from its name): a theme names our embed
+   * `shopify://apps/{appHandle}/blocks/{embedBlockHandle}/{extension uid}`; another app's block of
+   * the same name differs here.
+   */
+  appHandle: "marketing-sync",
   /** Where the storefront reaches the app: `/{prefix}/{subpath}` of [app_proxy] in shopify.app.toml. */
   appProxyPath: "/apps/marketing-sync",
 } as const;

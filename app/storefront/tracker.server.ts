@@ -28,13 +28,35 @@ export type TrackerMetafield = z.infer<typeof trackerMetafieldSchema>;
 
 export class UnsafeSnippet extends Error {}
 
+// One complete <script> element: attributes (quoted values may hold ">"), then its text up to the
+// first </script>. Anything else (an unclosed <script>, <style>, <textarea>, <title>, "<!--")
+// would swallow the block's </template> and the rest of the page into the inert template.
+const SCRIPT_ELEMENT = /\s*<script(?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*>([\s\S]*?)<\/script\s*>\s*/iy;
+
+/** Why the snippet is not only complete <script> elements, or null when it is. */
+function notOnlyScripts(snippet: string): string | null {
+  SCRIPT_ELEMENT.lastIndex = 0;
+  let at = 0;
+  while (at < snippet.length) {
+    const match = SCRIPT_ELEMENT.exec(snippet);
+    if (!match) return `it is not only complete <script> elements (at character ${at}: ${JSON.stringify(snippet.slice(at, at + 40))})`;
+    // "<!--" in a script's text can make the parser skip its </script>.
+    if (/<!--|<\/script/i.test(match[1])) return `a <script> element's text contains "<!--" or "</script" (at character ${at})`;
+    at = SCRIPT_ELEMENT.lastIndex;
+  }
+  return at === 0 ? "it is empty" : null;
+}
+
 /**
  * The metafield value for a snippet. Refused: a snippet that contains the API key (it would
- * reach every visitor) or that could close the block's <template> early.
+ * reach every visitor), or anything but complete <script> elements (it could close the block's
+ * <template> early, or keep it from closing and blank the page).
  */
 export function trackerMetafieldValue(tracker: Pick<WebsiteTracker, "mode" | "snippet">, apiKey: string, now = new Date()): TrackerMetafield {
   if (apiKey && tracker.snippet.includes(apiKey)) throw new UnsafeSnippet("the tracker snippet contains the API key: not published");
   if (/<\/template/i.test(tracker.snippet)) throw new UnsafeSnippet("the tracker snippet contains </template>: not published");
+  const problem = notOnlyScripts(tracker.snippet);
+  if (problem) throw new UnsafeSnippet(`the tracker snippet from the marketing service is refused, ${problem}: not published`);
   return trackerMetafieldSchema.parse({ mode: tracker.mode, snippet: tracker.snippet.trim(), syncedAt: now.toISOString() });
 }
 
@@ -59,6 +81,9 @@ const METAFIELDS_DELETE = `#graphql
   mutation MarketingSyncTrackerDelete($metafields: [MetafieldIdentifierInput!]!) {
     metafieldsDelete(metafields: $metafields) { userErrors { field message } }
   }`;
+const metafieldsDeleteSchema = z.object({
+  data: z.object({ metafieldsDelete: z.object({ userErrors: z.array(z.object({ message: z.string() })) }) }),
+});
 
 const WEB_PIXEL_CREATE = `#graphql
   mutation MarketingSyncWebPixel($settings: JSON!) {
@@ -129,25 +154,46 @@ export async function syncTracker(shop: string): Promise<TrackerSyncResult> {
   }
 }
 
-/** On disconnect: the storefront stops loading the old account's tracker. Best effort. */
-export async function removeTracker(shop: string): Promise<void> {
+export type TrackerRemoval = { status: "removed" } | { status: "pending"; error: string };
+
+/**
+ * On disconnect: the storefront stops loading the old account's tracker. Never throws: until
+ * Shopify confirms the removal it stays pending, and the worker retries it (refreshDueTrackers).
+ */
+export async function removeTracker(shop: string): Promise<TrackerRemoval> {
+  // Recorded first, so a crash mid-call still leaves the removal to the worker.
+  await prisma().storefrontState.upsert({ where: { shop }, create: { shop, removalPending: true }, update: { removalPending: true } });
   try {
     const installation = await adminGraphql(shop, INSTALLATION_QUERY, {}, installationSchema);
-    await adminGraphql(
+    const answer = await adminGraphql(
       shop,
       METAFIELDS_DELETE,
       { metafields: [{ ownerId: installation.data.currentAppInstallation.id, namespace: STOREFRONT_POLICY.metafieldNamespace, key: STOREFRONT_POLICY.metafieldKey }] },
-      z.unknown(),
+      metafieldsDeleteSchema,
     );
-    await prisma().storefrontState.updateMany({ where: { shop }, data: { trackerMode: null, trackerSyncedAt: null } });
+    const errors = answer.data.metafieldsDelete.userErrors;
+    if (errors.length) throw new Error(`metafieldsDelete: ${errors.map((e) => e.message).join("; ")}`);
+    await prisma().storefrontState.update({
+      where: { shop },
+      data: { removalPending: false, trackerMode: null, trackerSyncedAt: null, trackerSyncError: null, lockedBy: null, lockedUntil: null },
+    });
+    logger().info({ shop }, "tracker snippet removed from the storefront");
+    return { status: "removed" };
   } catch (error) {
-    logger().warn({ shop, err: messageOf(error) }, "tracker snippet not removed");
+    const message = messageOf(error);
+    const next = new Date(Date.now() + STOREFRONT_POLICY.trackerRetryMs);
+    await prisma()
+      .storefrontState.update({ where: { shop }, data: { trackerSyncError: message.slice(0, 500), nextSyncAt: next, lockedBy: null, lockedUntil: null } })
+      .catch(() => {});
+    logger().warn({ shop, err: message }, "tracker snippet not removed; will retry");
+    return { status: "pending", error: message };
   }
 }
 
 async function recordSync(shop: string, r: { mode: string | null; error: string | null; nextInMs: number }): Promise<void> {
   const next = new Date(Date.now() + r.nextInMs);
-  const synced = r.error === null ? { trackerMode: r.mode, trackerSyncedAt: new Date() } : {};
+  // A publish for the connected account overwrites the old one: nothing is left to remove.
+  const synced = r.error === null ? { trackerMode: r.mode, trackerSyncedAt: new Date(), removalPending: false } : {};
   await prisma().storefrontState.upsert({
     where: { shop },
     create: { shop, ...synced, trackerSyncError: r.error, nextSyncAt: next },
@@ -156,9 +202,10 @@ async function recordSync(shop: string, r: { mode: string | null; error: string 
 }
 
 /**
- * The worker's daily refresh: claims at most one connected shop whose refresh is due (FOR UPDATE
- * SKIP LOCKED with a lease, so many workers on one PostgreSQL never refresh a shop twice) and
- * refreshes it. Returns the number refreshed (0 or 1).
+ * The worker's daily refresh: claims at most one shop whose refresh is due (FOR UPDATE SKIP LOCKED
+ * with a lease, so many workers on one PostgreSQL never refresh a shop twice): a connected shop is
+ * republished; a disconnected one whose tracker removal failed is retried. Returns the number
+ * handled (0 or 1). (An uninstalled shop is left: Shopify drops the app's metafields itself.)
  */
 export async function refreshDueTrackers(workerId: string): Promise<number> {
   // Connected shops the storefront does not know yet (connected before it existed, or outside the
@@ -169,18 +216,20 @@ export async function refreshDueTrackers(workerId: string): Promise<number> {
       WHERE ${canReceiveDeliveriesSql("s")} AND NOT EXISTS (SELECT 1 FROM "StorefrontState" t WHERE t.shop = s.domain)
      ON CONFLICT (shop) DO NOTHING`,
   );
-  const [claimed] = await database().sql.query<{ shop: string }>(
+  const [claimed] = await database().sql.query<{ shop: string; removalPending: boolean }>(
     `UPDATE "StorefrontState" SET "lockedBy" = $1, "lockedUntil" = now() + ($2::int * interval '1 millisecond')
       WHERE shop = (
         SELECT t.shop FROM "StorefrontState" t JOIN "Shop" s ON s.domain = t.shop
          WHERE t."nextSyncAt" <= now() AND (t."lockedUntil" IS NULL OR t."lockedUntil" < now())
-           AND ${canReceiveDeliveriesSql("s")}
+           AND ((${canReceiveDeliveriesSql("s")}) OR (t."removalPending" AND s."uninstalledAt" IS NULL))
          ORDER BY t."nextSyncAt" LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
-      RETURNING shop`,
+      RETURNING shop, "removalPending"`,
     [workerId, STOREFRONT_POLICY.trackerLeaseMs],
   );
   if (!claimed) return 0;
-  await syncTracker(claimed.shop);
+  // Reconnected since: publishing the new account's tracker replaces the old one.
+  if (claimed.removalPending && !(await serviceClientFor(claimed.shop))) await removeTracker(claimed.shop);
+  else await syncTracker(claimed.shop);
   return 1;
 }
 

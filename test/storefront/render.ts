@@ -8,9 +8,14 @@ export const EMBED_BLOCK = path.join(THEME_EXTENSION, "blocks/tracker-embed.liqu
 /**
  * Renders the tracker embed as the storefront would: `app.metafields.marketing_sync.tracker`
  * holds the metafield (its `.value` parsed from JSON, as Shopify does for type json),
- * `asset_url` points at `assetBase`. `{% schema %}` renders nothing, as on Shopify.
+ * `asset_url` points at `assetBase`. `{% schema %}` renders nothing, as on Shopify. `designMode`:
+ * rendered in the theme editor's preview (`request.design_mode`).
  */
-export async function renderEmbed(metafield: { type: string; value: string } | undefined, assetBase = "https://cdn.shopify.example/extensions/assets/"): Promise<string> {
+export async function renderEmbed(
+  metafield: { type: string; value: string } | undefined,
+  assetBase = "https://cdn.shopify.example/extensions/assets/",
+  { designMode = false }: { designMode?: boolean } = {},
+): Promise<string> {
   const engine = new Liquid({ strictFilters: true });
   engine.registerFilter("asset_url", (name: string) => `${assetBase}${name}`);
   engine.registerTag("schema", {
@@ -29,5 +34,6 @@ export async function renderEmbed(metafield: { type: string; value: string } | u
   const tracker = metafield ? { type: metafield.type, value: metafield.type === "json" ? JSON.parse(metafield.value) : metafield.value } : undefined;
   return engine.parseAndRender(readFileSync(EMBED_BLOCK, "utf8"), {
     app: { metafields: tracker ? { marketing_sync: { tracker } } : {} },
+    request: { design_mode: designMode },
   });
 }

@@ -24,4 +24,12 @@ describe("theme app extension", () => {
     const outside = html.replace(template![0], "");
     expect(outside.match(/<script\b[^>]*>/g)).toEqual([`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" async>`]);
   });
+
+  it("the theme editor's preview (request.design_mode) does not load the tracker; the live storefront does", async () => {
+    const metafield = { type: "json", value: JSON.stringify({ mode: "modern", snippet: `<script type="module" src="https://cdn.example/t.js" data-account="7" async></script>`, syncedAt: "2026-01-01T00:00:00Z" }) };
+    expect(await renderEmbed(metafield)).toContain("tracker-loader.js");
+    const preview = await renderEmbed(metafield, undefined, { designMode: true });
+    expect(preview).not.toContain("tracker-loader.js");
+    expect(preview).not.toContain("cdn.example/t.js");
+  });
 });

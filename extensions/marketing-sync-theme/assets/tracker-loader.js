@@ -4,6 +4,7 @@
  * 2. Then turns the inert <template id="marketing-sync-tracker"> into live, async scripts.
  * 3. Copies the tracker's revenue hash (`_ls`: the landing URL's query or the tracker's cookie)
  *    into the cart's attributes, so the order carries it (Shopify turns them into note_attributes).
+ *    Once per hash and cart (Shopify's `cart` cookie): after an order the next cart gets it too.
  */
 (function () {
   "use strict";
@@ -39,14 +40,19 @@
     return match ? decodeURIComponent(match[1]) : null;
   }
 
+  var copying = null; // the hash and cart being copied: start() and each script's load both ask
+
   function copyRevenueHash() {
     var hash = new URLSearchParams(location.search).get("_ls") || readCookie("_ls");
     if (!hash || !/^[\w.-]{1,200}$/.test(hash)) return;
+    var copy = hash + " " + (readCookie("cart") || "");
+    if (copying === copy) return;
     try {
-      if (sessionStorage.getItem("marketing-sync-ls") === hash) return;
+      if (sessionStorage.getItem("marketing-sync-ls") === copy) return;
     } catch {
       /* storage blocked: copy again, it is idempotent */
     }
+    copying = copy;
     var root = (window.Shopify && window.Shopify.routes && window.Shopify.routes.root) || "/";
     fetch(root + "cart/update.js", {
       method: "POST",
@@ -57,7 +63,8 @@
       .then(function (response) {
         if (response.ok) {
           try {
-            sessionStorage.setItem("marketing-sync-ls", hash);
+            // The cart now exists (Shopify creates one when there was none): remembered with it.
+            sessionStorage.setItem("marketing-sync-ls", hash + " " + (readCookie("cart") || ""));
           } catch {
             /* storage blocked */
           }
@@ -65,6 +72,9 @@
       })
       .catch(function () {
         /* offline: the next page tries again */
+      })
+      .finally(function () {
+        copying = null;
       });
   }
 

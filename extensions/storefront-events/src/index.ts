@@ -9,6 +9,14 @@
 import { register, type CartLine, type CheckoutLineItem, type ProductVariant } from "@shopify/web-pixels-extension";
 
 const VISITOR_COOKIE = "_mk_vid";
+/**
+ * A body stays under this, below the app proxy's limit (STOREFRONT_POLICY.maxEventBytes, 64 KiB),
+ * so a big cart is never refused: past it, lines after the first few lose their URLs, then lines
+ * are left off (sizedBody). A line with URLs is ~330 bytes: 100 of them fit as they are.
+ */
+const MAX_BODY_BYTES = 60 * 1024;
+/** Lines that keep their product and image URLs when a body must shrink (the ones an email shows). */
+const LINES_WITH_URLS = 10;
 
 interface Line {
   productId: string;
@@ -42,6 +50,29 @@ const cartLines = (lines: CartLine[], origin: string) =>
 const checkoutLines = (lines: CheckoutLineItem[], origin: string) =>
   lines.map((l) => lineOf(l.variant, l.quantity, origin)).filter((l): l is Line => l !== null).slice(0, 100);
 
+interface Cart {
+  id?: string;
+  currency?: string;
+  total?: number;
+  lines: Line[];
+}
+
+const bytesOf = (text: string) => new TextEncoder().encode(text).length;
+
+/** The JSON body, made to fit MAX_BODY_BYTES by shortening its cart when it must. */
+function sizedBody(body: Record<string, unknown> & { cart?: Cart }): string {
+  let text = JSON.stringify(defined(body));
+  const cart = body.cart;
+  if (!cart || bytesOf(text) <= MAX_BODY_BYTES) return text;
+  const lines = cart.lines.map((l, i) => (i < LINES_WITH_URLS ? l : defined({ ...l, url: undefined, imageUrl: undefined })));
+  text = JSON.stringify(defined({ ...body, cart: { ...cart, lines } }));
+  while (bytesOf(text) > MAX_BODY_BYTES && lines.length > 1) {
+    lines.splice(Math.ceil(lines.length * 0.9)); // at most a few rounds, even for 100 lines
+    text = JSON.stringify(defined({ ...body, cart: { ...cart, lines } }));
+  }
+  return text;
+}
+
 register(({ analytics, browser, init, settings, customerPrivacy }) => {
   const origin = init.context.document.location.origin;
   const endpoint = `${origin}${String(settings.proxyPath || "/apps/marketing-sync")}/events`;
@@ -50,7 +81,13 @@ register(({ analytics, browser, init, settings, customerPrivacy }) => {
     allowed = event.customerPrivacy.analyticsProcessingAllowed && event.customerPrivacy.marketingAllowed;
   });
 
-  async function send(body: Record<string, unknown>): Promise<void> {
+  // The cart as this page last knew it: init.data.cart is the cart when the page loaded, so adds
+  // made since (quick-add buttons, AJAX forms) are merged in here, and a cart_viewed replaces it.
+  let knownCart: Cart | null = init.data.cart
+    ? defined({ id: init.data.cart.id ?? undefined, currency: init.data.cart.cost?.totalAmount?.currencyCode, lines: cartLines(init.data.cart.lines ?? [], origin) })
+    : null;
+
+  async function send(body: Record<string, unknown> & { cart?: Cart }): Promise<void> {
     if (!allowed) return;
     const visitorId = (await browser.cookie.get(VISITOR_COOKIE)) || undefined;
     try {
@@ -58,7 +95,7 @@ register(({ analytics, browser, init, settings, customerPrivacy }) => {
         method: "POST",
         credentials: "include", // the proxy adds logged_in_customer_id from the storefront session
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(defined({ ...body, visitorId })),
+        body: sizedBody({ ...body, visitorId }),
         keepalive: true,
       });
     } catch {
@@ -90,24 +127,24 @@ register(({ analytics, browser, init, settings, customerPrivacy }) => {
 
   analytics.subscribe("product_added_to_cart", (event) => {
     const added = event.data.cartLine ? lineOf(event.data.cartLine.merchandise, event.data.cartLine.quantity, origin) : null;
-    const cart = init.data.cart;
-    const lines = cart?.lines ? cartLines(cart.lines, origin) : [];
-    if (added && !lines.some((l) => l.variantId === added.variantId)) lines.push(added);
-    void send({
-      event: "product_added_to_cart",
-      url: event.context.document.location.href,
-      cart: defined({ id: cart?.id ?? undefined, currency: cart?.cost?.totalAmount?.currencyCode, lines }),
-    });
+    const lines = [...(knownCart?.lines ?? [])];
+    if (added) {
+      // cartLine is what this add put in the cart: a variant already there gains its quantity.
+      const index = lines.findIndex((l) => l.productId === added.productId && l.variantId === added.variantId);
+      if (index >= 0) lines[index] = { ...lines[index], quantity: lines[index].quantity + added.quantity };
+      else lines.push(added);
+    }
+    const currency = knownCart?.currency ?? event.data.cartLine?.cost?.totalAmount?.currencyCode;
+    knownCart = defined({ id: knownCart?.id, currency, lines: lines.slice(0, 100) });
+    void send({ event: "product_added_to_cart", url: event.context.document.location.href, cart: knownCart });
   });
 
   analytics.subscribe("cart_viewed", (event) => {
     const cart = event.data.cart;
     if (!cart) return;
-    void send({
-      event: "cart_viewed",
-      url: event.context.document.location.href,
-      cart: defined({ id: cart.id ?? undefined, currency: cart.cost.totalAmount.currencyCode, total: cart.cost.totalAmount.amount, lines: cartLines(cart.lines, origin) }),
-    });
+    const currency = cart.cost.totalAmount.currencyCode;
+    knownCart = defined({ id: cart.id ?? undefined, currency, lines: cartLines(cart.lines, origin) });
+    void send({ event: "cart_viewed", url: event.context.document.location.href, cart: defined({ ...knownCart, total: cart.cost.totalAmount.amount }) });
   });
 
   analytics.subscribe("checkout_started", (event) => {
@@ -116,7 +153,7 @@ register(({ analytics, browser, init, settings, customerPrivacy }) => {
       event: "checkout_started",
       url: event.context.document.location.href,
       cart: defined({
-        id: init.data.cart?.id ?? checkout.token ?? undefined,
+        id: knownCart?.id ?? checkout.token ?? undefined,
         currency: checkout.currencyCode ?? undefined,
         total: checkout.totalPrice?.amount,
         lines: checkoutLines(checkout.lineItems, origin),
