@@ -29,7 +29,7 @@ export const STOREFRONT_POLICY = {
   /** The theme app embed block (extensions/marketing-sync-theme/blocks/tracker-embed.liquid). */
   embedBlockHandle: "tracker-embed",
   /**
-   * The app's handle on Shopify (from its name): a theme names our embed
+   * The app's handle on Shopify (`handle` in shopify.app.toml; a test holds the two together): a theme names our embed
    * `shopify://apps/{appHandle}/blocks/{embedBlockHandle}/{extension uid}`; another app's block of
    * the same name differs here.
    */

@@ -22,6 +22,10 @@ describe("storefront configuration", () => {
     expect(read("extensions/storefront-events/src/index.ts")).toContain(`"${STOREFRONT_POLICY.appProxyPath}"`);
   });
 
+  it("the app's handle is the one the Storefront page looks for in a theme's embed blocks", () => {
+    expect(tomlValue(app, null, "handle")).toBe(STOREFRONT_POLICY.appHandle);
+  });
+
   it("asks for the scopes the storefront needs (pixels, customer events, themes, app proxy)", () => {
     const scopes = tomlValue(app, "access_scopes", "scopes")!.split(",");
     expect(scopes).toEqual(expect.arrayContaining(["write_pixels", "read_customer_events", "read_themes", "write_app_proxy"]));
