@@ -2,6 +2,7 @@ import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { shopContext } from "../shops/connection.server";
+import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { mapAbandonedCheckout } from "../sync/plan";
 import type { AbandonmentInstruction } from "../sync/mappers/common";
 import type { ShopSettings } from "../sync/settings";
@@ -121,6 +122,8 @@ interface DueTimer {
 /** The counter bucket of a reminder: its call, and the reminder when it cannot be made. */
 const REMINDER_KIND = "checkout";
 
+const NOT_DELIVERABLE = "not sent: the shop was not connected to the marketing service (or was paused or uninstalled) when the reminder was due";
+
 /** A stored snapshot that no longer maps to a call: retrying cannot help. */
 class UnmappableTimer extends Error {
   override readonly name = "UnmappableTimer";
@@ -136,6 +139,16 @@ async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
     );
     if (!mine.length) return false;
     const release = `"lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()`;
+    // A shop that cannot receive deliveries now would get the reminder whenever it is reconnected,
+    // days later, perhaps for a checkout bought meanwhile: it is not made at all.
+    const deliverable = await tx.query(`SELECT 1 FROM "Shop" s WHERE s.domain = $1 AND ${canReceiveDeliveriesSql("s")}`, [timer.shop]);
+    if (!deliverable.length) {
+      await tx.query(
+        `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.cancelled}', "lastError" = $3, ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
+        [timer.shop, timer.checkoutToken, NOT_DELIVERABLE],
+      );
+      return false;
+    }
     if (await isCompleted(tx, timer.shop, [timer.checkoutToken, timer.cartToken])) {
       await tx.query(
         `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.cancelled}', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,

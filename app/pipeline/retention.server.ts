@@ -149,8 +149,16 @@ export async function pruneOldRows(retentionDays: number, options: PruneOptions 
       before,
     ]),
   );
+  // Kept while a reminder for the checkout still waits: delivery looks here, right before sending,
+  // whether the checkout was bought meanwhile.
   result.completedCheckouts = await run(
-    byPrimaryKey("CompletedCheckout", ["shop", "token"], `t."completedAt" < $4::timestamp`, [before]),
+    byPrimaryKey(
+      "CompletedCheckout",
+      ["shop", "token"],
+      `t."completedAt" < $4::timestamp AND NOT EXISTS (
+         SELECT 1 FROM "OutboundCall" c WHERE c.shop = t.shop AND c."objectKey" = 'checkout:' || t.token AND c.status IN ($5, $6, $7))`,
+      [before, CALL_STATUS.queued, CALL_STATUS.running, CALL_STATUS.dead],
+    ),
   );
   return result;
 }
