@@ -106,7 +106,8 @@ export async function pruneOldRows(retentionDays: number, options: PruneOptions 
   });
 
   // Deliveries, along the receivedAt index. One is kept while any of its calls is (dead letters
-  // point back at their delivery).
+  // point back at their delivery); discarded and delivered calls are gone by now, and the kind-only
+  // rows kept above no longer point at theirs.
   result.deliveries = await run(async (cursor, limit) => {
     const [row] = await sql.query<{ deleted: number; lastAt: string | null; lastId: string | null }>(
       `WITH batch AS (
@@ -143,9 +144,12 @@ export async function pruneOldRows(retentionDays: number, options: PruneOptions 
       return { deleted: row.deleted, last: row.a !== null && row.b !== null ? [row.a, row.b] : undefined };
     };
   result.timers = await run(
-    byPrimaryKey("AbandonmentTimer", ["shop", "checkoutToken"], `t.status IN ($4, $5) AND t."updatedAt" < $6::timestamp`, [
+    // A failed one (listed on the Problems page as "could not be used") holds its snapshot's email and
+    // items too: it goes with the same period.
+    byPrimaryKey("AbandonmentTimer", ["shop", "checkoutToken"], `t.status IN ($4, $5, $6) AND t."updatedAt" < $7::timestamp`, [
       TIMER_STATUS.sent,
       TIMER_STATUS.cancelled,
+      TIMER_STATUS.failed,
       before,
     ]),
   );
