@@ -312,7 +312,7 @@ function isRefusalForUnreachablePerson(call: ServiceCall, error: MarketingServic
   return call.op === "person.upsert" && isPermanentRefusalForPerson(error);
 }
 
-function isAbandonedCart(call: ServiceCall): boolean {
+function isAbandonedCart(call: ServiceCall): call is Extract<ServiceCall, { op: "event"; type: "cart" }> {
   return call.op === "event" && call.type === "cart" && call.action === "abandoned";
 }
 
