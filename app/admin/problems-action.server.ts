@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { describeShop } from "../shops/shops.server";
 import { isRowId } from "./calls";
 import { deadLetterIdsForReason, discardProblems, replayProblems } from "./problems.server";
 
@@ -29,8 +30,15 @@ export async function problemAction(shop: string, form: FormData): Promise<Probl
   const ids = a.intent === "replay" ? [a.id] : await deadLetterIdsForReason(shop, a.key);
   const { replayed: n, superseded } = await replayProblems(shop, ids);
   if (!n && !superseded) return { ok: false, toast: "Already handled", error: true, at };
-  const sent = n === 1 ? "Sent again" : `${n} sent again`;
+  // A paused or disconnected shop's replayed items wait (shown as retrying) until it is reconnected.
+  const waiting = n > 0 && !(await describeShop(shop)).connected;
+  const sent = waiting
+    ? `${n === 1 ? "Queued: it" : `${n} queued: they`} will be sent once your marketing account is reconnected`
+    : n === 1
+      ? "Sent again"
+      : `${n} sent again`;
   // Older than what the service already has: sending it would go backwards.
   const skipped = superseded ? `${superseded} skipped: newer data was already sent` : "";
-  return { ok: true, toast: n && skipped ? `${sent}; ${skipped}` : n ? sent : `Not sent: newer data was already sent`, at };
+  const toast = n && skipped ? `${sent}; ${skipped}` : n ? sent : `Not sent: newer data was already sent`;
+  return { ok: true, toast: waiting ? `${toast}.` : toast, at };
 }

@@ -102,9 +102,12 @@ export async function listProblems(shop: string, options: ListOptions = {}): Pro
   return groupFailures(shop, DEAD, options);
 }
 
-/** Recent failures still being retried automatically (queued after a failed attempt), grouped by reason. */
+/**
+ * Recent failures still being retried automatically (queued after a failed attempt, or replayed and
+ * waiting, e.g. for a paused shop to be reconnected), grouped by reason.
+ */
 export async function listRetrying(shop: string, options: ListOptions = {}): Promise<ProblemList> {
-  return groupFailures(shop, `o.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') AND o.attempts > 0 AND o."lastError" IS NOT NULL`, options);
+  return groupFailures(shop, `o.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') AND o."lastError" IS NOT NULL`, options);
 }
 
 interface ListOptions {

@@ -2,10 +2,12 @@ import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { shopContext } from "../shops/connection.server";
+import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { mapAbandonedCheckout } from "../sync/plan";
 import type { AbandonmentInstruction } from "../sync/mappers/common";
 import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";
+import { callKind, contentHash } from "./decide";
 import { bumpCounters } from "./counters.server";
 import { backoffMs, type PipelinePolicy } from "./policy";
 import { TIMER_STATUS } from "./status";
@@ -40,17 +42,38 @@ export async function applyAbandonment(
   }
   const { key, snapshot } = instruction;
   if (await isCompleted(tx, shop, [key, snapshot.cartToken])) return;
+  if (await wasReminded(tx, shop, key)) return;
   const dueAt = new Date(now.getTime() + settings.abandonmentDelayMinutes * 60_000);
   // At most one cart/abandoned per checkout: a sent or cancelled timer stays so; an unchanged
-  // cart keeps its running timer; a changed one starts it again.
+  // cart keeps its timer; a changed one starts it again, also when a worker holds it (one that
+  // died holding it would otherwise send the old cart once its lease ran out; a live one finds
+  // the timer no longer its own and sends nothing).
   await tx.query(
     `INSERT INTO "AbandonmentTimer" AS t (shop, "checkoutToken", "cartToken", "dueAt", snapshot, status, "updatedAt")
      VALUES ($1, $2, $3, $4, $5::jsonb, '${TIMER_STATUS.pending}', now())
      ON CONFLICT (shop, "checkoutToken") DO UPDATE SET
-       "cartToken" = EXCLUDED."cartToken", "dueAt" = EXCLUDED."dueAt", snapshot = EXCLUDED.snapshot, "updatedAt" = now()
-     WHERE t.status = '${TIMER_STATUS.pending}' AND t.snapshot IS DISTINCT FROM EXCLUDED.snapshot`,
+       "cartToken" = EXCLUDED."cartToken", "dueAt" = EXCLUDED."dueAt", snapshot = EXCLUDED.snapshot, "updatedAt" = now(),
+       status = '${TIMER_STATUS.pending}', "lockedBy" = NULL, "lockedUntil" = NULL, attempts = 0, "lastError" = NULL
+     WHERE t.status IN ('${TIMER_STATUS.pending}', '${TIMER_STATUS.running}') AND t.snapshot IS DISTINCT FROM EXCLUDED.snapshot`,
     [shop, key, snapshot.cartToken, dueAt.toISOString(), JSON.stringify(snapshot)]
   );
+}
+
+/**
+ * The checkout's object state records the reminder sent for it, as the content of its last
+ * cart/abandoned call: retention deletes sent timers after 14 days, but not object state, so a
+ * checkout touched again later is still never reminded twice.
+ */
+const REMINDER_CALL_KIND = "event:cart:abandoned";
+const checkoutObjectKey = (token: string) => `checkout:${token}`;
+
+async function wasReminded(tx: SqlQueryable, shop: string, checkoutToken: string): Promise<boolean> {
+  const rows = await tx.query(`SELECT 1 FROM "ObjectState" WHERE shop = $1 AND "objectKey" = $2 AND "contentHashes" ? $3`, [
+    shop,
+    checkoutObjectKey(checkoutToken),
+    REMINDER_CALL_KIND,
+  ]);
+  return rows.length > 0;
 }
 
 /** True when an order completed this checkout or cart. */
@@ -121,6 +144,8 @@ interface DueTimer {
 /** The counter bucket of a reminder: its call, and the reminder when it cannot be made. */
 const REMINDER_KIND = "checkout";
 
+const NOT_DELIVERABLE = "not sent: the shop was not connected to the marketing service (or was paused or uninstalled) when the reminder was due";
+
 /** A stored snapshot that no longer maps to a call: retrying cannot help. */
 class UnmappableTimer extends Error {
   override readonly name = "UnmappableTimer";
@@ -128,7 +153,11 @@ class UnmappableTimer extends Error {
 
 async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
   const ctx = await shopContext(timer.shop);
+  const objectKey = checkoutObjectKey(timer.checkoutToken);
   const sent = await database().sql.transaction(async (tx) => {
+    // The checkout's planning lock first (as planning takes it before the timer): the reminder is
+    // recorded in its object state, which planning rewrites.
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`${timer.shop}|${objectKey}`]);
     // Fencing: only the worker that still holds the timer fires it (and it stays locked meanwhile).
     const mine = await tx.query(
       `SELECT 1 FROM "AbandonmentTimer" WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}' FOR UPDATE`,
@@ -136,6 +165,16 @@ async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
     );
     if (!mine.length) return false;
     const release = `"lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()`;
+    // A shop that cannot receive deliveries now would get the reminder whenever it is reconnected,
+    // days later, perhaps for a checkout bought meanwhile: it is not made at all.
+    const deliverable = await tx.query(`SELECT 1 FROM "Shop" s WHERE s.domain = $1 AND ${canReceiveDeliveriesSql("s")}`, [timer.shop]);
+    if (!deliverable.length) {
+      await tx.query(
+        `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.cancelled}', "lastError" = $3, ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
+        [timer.shop, timer.checkoutToken, NOT_DELIVERABLE],
+      );
+      return false;
+    }
     if (await isCompleted(tx, timer.shop, [timer.checkoutToken, timer.cartToken])) {
       await tx.query(
         `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.cancelled}', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
@@ -151,10 +190,15 @@ async function fireTimer(workerId: string, timer: DueTimer): Promise<void> {
     }
     await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, $3, $4::jsonb)`, [
       timer.shop,
-      `checkout:${timer.checkoutToken}`,
+      objectKey,
       REMINDER_KIND,
       JSON.stringify(call),
     ]);
+    await tx.query(
+      `INSERT INTO "ObjectState" AS o (shop, "objectKey", "contentHashes", "updatedAt") VALUES ($1, $2, jsonb_build_object($3::text, $4::text), now())
+       ON CONFLICT (shop, "objectKey") DO UPDATE SET "contentHashes" = coalesce(o."contentHashes", '{}'::jsonb) || EXCLUDED."contentHashes", "updatedAt" = now()`,
+      [timer.shop, objectKey, callKind(call), contentHash(call)],
+    );
     await tx.query(
       `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.sent}', ${release} WHERE shop = $1 AND "checkoutToken" = $2`,
       [timer.shop, timer.checkoutToken],

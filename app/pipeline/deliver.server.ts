@@ -206,6 +206,8 @@ async function deliverOne(
   // The client validates the call before sending it (a bad one fails as a local validation error).
   const call = c.call as ServiceCall;
   try {
+    if (isAbandonedCart(call) && Date.now() - c.createdAt.getTime() > policy.reminderMaxAgeMs)
+      return { status: "refused", error: `reminder not sent: more than ${Math.round(policy.reminderMaxAgeMs / 3_600_000)} h old` };
     if (await abandonedCartAlreadyBought(c, call))
       return { status: "refused", error: "checkout completed by an order before sending" };
     const client = await clientFor(c.shop);
@@ -310,9 +312,13 @@ function isRefusalForUnreachablePerson(call: ServiceCall, error: MarketingServic
   return call.op === "person.upsert" && isPermanentRefusalForPerson(error);
 }
 
+function isAbandonedCart(call: ServiceCall): call is Extract<ServiceCall, { op: "event"; type: "cart" }> {
+  return call.op === "event" && call.type === "cart" && call.action === "abandoned";
+}
+
 /** Right before a cart/abandoned goes out: was the checkout bought meanwhile? */
 async function abandonedCartAlreadyBought(c: ClaimedCall, call: ServiceCall): Promise<boolean> {
-  if (call.op !== "event" || call.type !== "cart" || call.action !== "abandoned") return false;
+  if (!isAbandonedCart(call)) return false;
   const cartId = String((call.body as { id?: unknown }).id ?? "");
   const checkoutToken = c.objectKey.startsWith("checkout:") ? c.objectKey.slice("checkout:".length) : undefined;
   return isCompleted(database().sql, c.shop, [cartId, checkoutToken]);

@@ -28,6 +28,12 @@ export const PIPELINE_POLICY = {
    * day-long outage died of attempts first). A 429 with Retry-After uses up none.
    */
   maxAttempts: 400,
+  /**
+   * An abandoned-cart reminder is not sent once it is older than this (counted from the moment its
+   * timer fired): a shop that was paused or disconnected meanwhile must not remind customers days
+   * later, of checkouts they may have bought since. It is recorded as refused, with the reason.
+   */
+  reminderMaxAgeMs: 24 * 60 * 60_000,
   /** Planning and timers fail only on bugs or bad data: a few tries, then recorded as invalid. */
   maxPlanAttempts: 5,
   /** Exponential backoff with full jitter: random(0, min(cap, base * 2^(attempt-1))). */

@@ -38,9 +38,16 @@ export interface PruneOptions {
   busyRows?: number;
 }
 
+/**
+ * A call reduced to what tells its kind (see callKind and the replay's KIND_FIELDS): no address, no
+ * name, no order. `c` is the row.
+ */
+const CALL_KIND_ONLY = `jsonb_strip_nulls(jsonb_build_object('op', c.call->'op', 'type', c.call->'type', 'action', c.call->'action',
+  'body', jsonb_strip_nulls(jsonb_build_object('eventName', c.call->'body'->'eventName'))))`;
+
 type Step = (cursor: string[] | undefined, limit: number) => Promise<{ deleted: number; last: string[] | undefined }>;
 
-/** Deletes finished deliveries, delivered/refused calls, finished timers and old checkouts. */
+/** Deletes finished deliveries, finished calls (see below), finished timers and old checkouts. */
 export async function pruneOldRows(retentionDays: number, options: PruneOptions | Date = {}): Promise<PruneResult> {
   const o = options instanceof Date ? { now: options } : options;
   const before = new Date((o.now ?? new Date()).getTime() - retentionDays * 86_400_000).toISOString();
@@ -68,24 +75,39 @@ export async function pruneOldRows(retentionDays: number, options: PruneOptions 
   const sql = database().sql;
 
   // Calls: ids grow with createdAt, so the walk stops at the first batch with nothing old enough.
+  // Delivered, refused and superseded (discarded or overtaken) calls go. A delivered or refused one
+  // that an older dead letter of its object is still waiting behind is kept without its data (the
+  // payload reduced to which kind of call it was, no response, no delivery): replay compares a dead
+  // letter with the later calls of its object, and an old subscribe must not undo a newer
+  // unsubscribe, or bring back a deleted person, because the newer call was pruned.
   result.calls = await run(async (cursor, limit) => {
     const [row] = await sql.query<{ deleted: number; last: string | null; anyOld: boolean | null }>(
       `WITH batch AS (
          SELECT id, "createdAt" FROM "OutboundCall" WHERE id > $1::bigint ORDER BY id LIMIT $2
+       ), old AS (
+         SELECT c.id, c.status <> $5 AND EXISTS (
+                  SELECT 1 FROM "OutboundCall" d
+                   WHERE d.shop = c.shop AND d."objectKey" = c."objectKey" AND d.id < c.id AND d.status = $6) AS guards
+           FROM "OutboundCall" c JOIN batch b ON c.id = b.id
+          WHERE c.status IN ($3, $4, $5) AND c."createdAt" < $7::timestamp
        ), gone AS (
-         DELETE FROM "OutboundCall" c USING batch b
-          WHERE c.id = b.id AND c.status IN ($3, $4) AND c."createdAt" < $5::timestamp
+         DELETE FROM "OutboundCall" c USING old o WHERE c.id = o.id AND NOT o.guards
+         RETURNING 1
+       ), stripped AS (
+         UPDATE "OutboundCall" c SET call = ${CALL_KIND_ONLY}, "lastResponse" = NULL, "lastError" = NULL, "deliveryId" = NULL
+           FROM old o WHERE c.id = o.id AND o.guards AND c.call IS DISTINCT FROM ${CALL_KIND_ONLY}
          RETURNING 1
        )
        SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT max(id)::text FROM batch) AS last,
-              (SELECT bool_or("createdAt" < $5::timestamp) FROM batch) AS "anyOld"`,
-      [cursor?.[0] ?? "0", limit, CALL_STATUS.delivered, CALL_STATUS.refused, before],
+              (SELECT bool_or("createdAt" < $7::timestamp) FROM batch) AS "anyOld"`,
+      [cursor?.[0] ?? "0", limit, CALL_STATUS.delivered, CALL_STATUS.refused, CALL_STATUS.superseded, CALL_STATUS.dead, before],
     );
     return { deleted: row.deleted, last: row.last && row.anyOld ? [row.last] : undefined };
   });
 
   // Deliveries, along the receivedAt index. One is kept while any of its calls is (dead letters
-  // point back at their delivery).
+  // point back at their delivery); discarded and delivered calls are gone by now, and the kind-only
+  // rows kept above no longer point at theirs.
   result.deliveries = await run(async (cursor, limit) => {
     const [row] = await sql.query<{ deleted: number; lastAt: string | null; lastId: string | null }>(
       `WITH batch AS (
@@ -122,14 +144,25 @@ export async function pruneOldRows(retentionDays: number, options: PruneOptions 
       return { deleted: row.deleted, last: row.a !== null && row.b !== null ? [row.a, row.b] : undefined };
     };
   result.timers = await run(
-    byPrimaryKey("AbandonmentTimer", ["shop", "checkoutToken"], `t.status IN ($4, $5) AND t."updatedAt" < $6::timestamp`, [
+    // A failed one (listed on the Problems page as "could not be used") holds its snapshot's email and
+    // items too: it goes with the same period.
+    byPrimaryKey("AbandonmentTimer", ["shop", "checkoutToken"], `t.status IN ($4, $5, $6) AND t."updatedAt" < $7::timestamp`, [
       TIMER_STATUS.sent,
       TIMER_STATUS.cancelled,
+      TIMER_STATUS.failed,
       before,
     ]),
   );
+  // Kept while a reminder for the checkout still waits: delivery looks here, right before sending,
+  // whether the checkout was bought meanwhile.
   result.completedCheckouts = await run(
-    byPrimaryKey("CompletedCheckout", ["shop", "token"], `t."completedAt" < $4::timestamp`, [before]),
+    byPrimaryKey(
+      "CompletedCheckout",
+      ["shop", "token"],
+      `t."completedAt" < $4::timestamp AND NOT EXISTS (
+         SELECT 1 FROM "OutboundCall" c WHERE c.shop = t.shop AND c."objectKey" = 'checkout:' || t.token AND c.status IN ($5, $6, $7))`,
+      [before, CALL_STATUS.queued, CALL_STATUS.running, CALL_STATUS.dead],
+    ),
   );
   return result;
 }

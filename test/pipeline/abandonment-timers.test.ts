@@ -1,0 +1,92 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { claimRows } from "~/pipeline/claim.server";
+import { pruneOldRows } from "~/pipeline/retention.server";
+import { describeEachDatabase } from "../support/database";
+import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { fixture } from "../support/webhooks";
+
+let shopSeq = 0;
+const newShop = () => `abandon-timer-${++shopSeq}-${Date.now().toString(36)}.myshopify.com`;
+
+describeEachDatabase("abandoned-cart timers", (database) => {
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness({ database });
+  });
+  afterAll(() => h.close());
+  afterEach(() => h.reset());
+
+  const checkout = (token: string, email: string, over: Record<string, unknown> = {}) => ({
+    ...JSON.parse(fixture("checkouts/create")),
+    token,
+    cart_token: `cart-${token}`,
+    email,
+    completed_at: null,
+    ...over,
+  });
+  const makeDue = (shop: string, token: string) =>
+    h.app.db.prisma.abandonmentTimer.updateMany({ where: { shop, checkoutToken: token, status: "pending" }, data: { dueAt: new Date(Date.now() - 1_000) } });
+  const abandoned = (cartId: string) =>
+    h.emulator.requests.filter((r) => r.method === "POST" && r.path === "/api/events/cart/abandoned" && (r.body as { id?: string }).id === cartId);
+
+  it("a checkout touched again after retention removed its sent timer gets no second reminder", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    h.startWorkers();
+    await h.deliver({ topic: "checkouts/create", shop, body: checkout("chk-r", "rita@example.com") });
+    await makeDue(shop, "chk-r");
+    await h.settle();
+    expect(abandoned("cart-chk-r")).toHaveLength(1);
+
+    // 15 days later the hourly retention removes the sent timer (and its snapshot: email, items);
+    // then the customer opens the recovery link and the checkout is updated once more.
+    await h.app.db.sql.query(`UPDATE "AbandonmentTimer" SET "updatedAt" = "updatedAt" - interval '15 days' WHERE shop = $1`, [shop]);
+    await pruneOldRows(14);
+    expect(await h.app.db.prisma.abandonmentTimer.count({ where: { shop } })).toBe(0);
+    await h.deliver({ topic: "checkouts/update", shop, body: checkout("chk-r", "rita@example.com", { updated_at: "2030-01-16T00:00:00Z", total_price: "13.00" }) });
+    await makeDue(shop, "chk-r");
+    await h.settle();
+    expect(abandoned("cart-chk-r")).toHaveLength(1);
+    expect(await h.app.db.prisma.abandonmentTimer.count({ where: { shop } })).toBe(0);
+  });
+
+  it("a checkout changed while a worker that died holds its due timer starts the timer again, with the new cart", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    h.startWorkers();
+    await h.deliver({ topic: "checkouts/create", shop, body: checkout("chk-l", "lena@example.com", { total_price: "10.00" }) });
+    await h.stopWorkers();
+    await makeDue(shop, "chk-l");
+    // Another worker process claims the due timer and dies before firing it (kill -9, OOM, deploy).
+    const claimed = await claimRows({
+      table: "AbandonmentTimer",
+      workerId: "dead-worker",
+      limit: 10,
+      leaseMs: 3_000,
+      due: `q.status = 'pending' AND q."dueAt" <= now()`,
+      orderBy: `q."dueAt"`,
+      key: `shop, "checkoutToken"`,
+      returning: `shop, "checkoutToken"`,
+    });
+    expect(claimed).toHaveLength(1);
+    // Meanwhile the customer comes back and changes the cart: the timer starts again (60 min).
+    h.startWorkers();
+    await h.deliver({
+      topic: "checkouts/update",
+      shop,
+      body: checkout("chk-l", "lena@example.com", { updated_at: "2030-01-01T00:00:00Z", total_price: "99.00" }),
+    });
+    // The dead worker's lease runs out.
+    await sleep(4_000);
+    await h.settle();
+    expect(abandoned("cart-chk-l")).toEqual([]);
+    const timer = await h.app.db.prisma.abandonmentTimer.findFirstOrThrow({ where: { shop, checkoutToken: "chk-l" } });
+    expect(timer).toMatchObject({ status: "pending", lockedBy: null });
+    expect(timer.dueAt.getTime()).toBeGreaterThan(Date.now() + 30 * 60_000);
+    // When it is due, the reminder carries the cart as the customer left it last.
+    await makeDue(shop, "chk-l");
+    await h.settle();
+    expect(abandoned("cart-chk-l").map((r) => (r.body as { total?: unknown }).total)).toEqual([99]);
+  });
+});
