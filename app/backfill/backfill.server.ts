@@ -306,7 +306,8 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
 
 /**
  * Streams the export from the checkpoint on and records up to `chunk` objects as deliveries, with
- * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent.
+ * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent: the
+ * export is asked for grouped (groupObjects: true; since API 2026-01 Shopify does not group by default).
  * The checkpoint is a line number and its byte offset: the next chunk asks for the file from that
  * byte on (HTTP Range, which Shopify's storage serves), so a long export is read once, not once
  * per chunk; without Range (or when the byte before the offset is not a line break) it reads from
@@ -369,6 +370,16 @@ async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind
           parent.children.push(line);
           parent.endLine = lineNo;
           parent.endByte = bytes;
+        } else {
+          // Its parent was already sent without it (an ungrouped export, or a parent line that
+          // could not be read): recorded as a problem, never dropped without a trace.
+          unreadable.push({
+            key: line.id ? String(line.id) : `line:${lineNo}`,
+            text,
+            reason: `line ${lineNo} (${line.id ?? "no id"}) belongs to ${line.__parentId}, which is not the object just before it in Shopify's export`,
+          });
+          if (parent) Object.assign(parent, { endLine: lineNo, endByte: bytes });
+          else checkpoint = { line: lineNo, byte: bytes };
         }
         continue;
       }
@@ -482,7 +493,7 @@ export function bulkQuery(kind: BackfillKind, ordersSince: Date | null): string 
 
 const RUN_BULK = `#graphql
   mutation RunBulk($query: String!) {
-    bulkOperationRunQuery(query: $query) { bulkOperation { id status } userErrors { field message } }
+    bulkOperationRunQuery(query: $query, groupObjects: true) { bulkOperation { id status } userErrors { field message } }
   }`;
 
 const READ_BULK = `#graphql
