@@ -61,8 +61,8 @@ export interface FakeStore {
   customer(index: number): Line;
   /** The next export of `kind` is served as `edit` makes its lines (real files can be messier than the objects). */
   editNextExport(kind: "customers" | "products" | "orders", edit: (lines: string[]) => string[]): void;
-  /** The next export of `kind` ends FAILED with this error code (e.g. INTERNAL_SERVER_ERROR, Shopify's transient failure). */
-  failNextExport(kind: "customers" | "products" | "orders", errorCode?: string): void;
+  /** The next `times` exports of `kind` end FAILED with this error code (e.g. INTERNAL_SERVER_ERROR, Shopify's transient failure). */
+  failNextExport(kind: "customers" | "products" | "orders", errorCode?: string, times?: number): void;
   /** Gives an order `count` line items (or a product `count` variants), replacing its children. */
   setChildren(kind: "products" | "orders", index: number, count: number): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
@@ -223,7 +223,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   const kindOfQuery = (query: string) => (query.includes("customers") ? "customers" : query.includes("products") ? "products" : "orders");
   // Ids are written into the JSONL text as Shopify writes them; JSON.stringify is exact for strings.
   const edits: Partial<Record<keyof typeof objects, (lines: string[]) => string[]>> = {};
-  const failures: Partial<Record<keyof typeof objects, string>> = {};
+  const failures: Partial<Record<keyof typeof objects, { code: string; times: number }>> = {};
   const jsonl = (kind: keyof typeof objects, grouped: boolean) => {
     const parents = objects[kind].map((o) => JSON.stringify(o));
     const kids = (o: Line) => (children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c));
@@ -281,8 +281,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     files.set(path, Buffer.from(file, "utf8"));
     // Shopify counts every object of the export, nested ones included (one per JSONL line).
     lineCounts.set(id, file.split("\n").filter(Boolean).length);
-    const failed = failures[kind];
-    delete failures[kind];
+    const failure = failures[kind];
+    const failed = failure?.code;
+    if (failure && --failure.times <= 0) delete failures[kind];
     operations.push({ id, shop, kind, query: text, grouped, polls: 0, url: base + path, startedAt: Date.now(), seq: ++seq, failed });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
   }));
@@ -373,8 +374,8 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     editNextExport: (kind, edit) => {
       edits[kind] = edit;
     },
-    failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR") => {
-      failures[kind] = errorCode;
+    failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR", times = 1) => {
+      failures[kind] = { code: errorCode, times };
     },
     setChildren: (kind, index, count) => {
       const parent = objects[kind][index]!;
