@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BackfillRefused, backfillProgress, requestBackfill } from "../backfill/backfill.server";
 import type { BackfillStatus } from "../pipeline/status";
+import { shopContext } from "../shops/connection.server";
 
 /** What the Connection page shows of the shop's history import (the latest one). */
 export interface HistoryView {
@@ -52,6 +53,10 @@ export async function historyAction(shop: string, form: FormData): Promise<Histo
   const parsed = resyncFormSchema.safeParse({ orders: form.get("orders") ?? undefined });
   if (!parsed.success) return { ok: false, toast: "Choose how far back to import orders.", error: true, errors: { orders: "Choose how far back to import orders." }, at };
   const orderDays = parsed.data.orders === "all" ? null : (Number(parsed.data.orders) as 90 | 365);
+  // Not connected (a page opened before the merchant disconnected): nothing imported could be sent.
+  if (!(await shopContext(shop)).connected) {
+    return { ok: false, toast: "Connect your marketing account first: connecting imports your history.", error: true, errors: {}, at };
+  }
   try {
     await requestBackfill(shop, { orderDays });
   } catch (error) {

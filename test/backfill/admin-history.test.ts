@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { HistoryView } from "~/admin/history.server";
+import { disconnectShop } from "~/shops/connection.server";
 import { actionData, loadData, openPage, postForm, routeData } from "../admin/support";
 import { describeEachDatabase } from "../support/database";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -54,5 +55,12 @@ describeEachDatabase("history import in the admin", (database) => {
     expect(await resync(shop, "all")).toMatchObject({ ok: true });
     const latest = await h.app.db.prisma.backfillRun.findFirstOrThrow({ where: { shop, status: "queued" } });
     expect(latest.ordersSince).toBeNull();
+  });
+  it("refuses to import history for a store that is no longer connected (a page opened before disconnecting)", async () => {
+    const shop = newShop("admin-history");
+    await install(h, shop);
+    await disconnectShop(shop);
+    expect(await resync(shop, "all")).toMatchObject({ ok: false, toast: "Connect your marketing account first: connecting imports your history." });
+    expect(await h.app.db.prisma.backfillRun.count({ where: { shop } })).toBe(0);
   });
 });
