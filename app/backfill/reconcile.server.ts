@@ -274,8 +274,9 @@ export async function reconcileShopNow(shop: string, workerId: string, policy: P
   }
   for (let steps = 0; ; steps++) {
     const status = await reconcileStatus(shop);
-    if (steps > 0 && status && !status.running && status.dueAt.getTime() > Date.now()) return status;
+    // Checked first: a sweep given up is over (not running, due tomorrow) but did not succeed.
     if (status?.lastError && steps > 0) throw new ReconcileRefused(`The reconciliation of ${shop} failed: ${status.lastError}`);
+    if (steps > 0 && status && !status.running && status.dueAt.getTime() > Date.now()) return status;
     await runReconcileStep(workerId, policy, shop);
   }
 }

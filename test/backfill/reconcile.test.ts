@@ -104,8 +104,9 @@ describeEachDatabase("reconciliation", (database) => {
     const { shop } = await shopWithMissedUpdate(7);
     store.throttle({ currentlyAvailable: 0, restoreRate: 0 });
     try {
-      // A deadline already past: the first failure gives the sweep up.
-      const status = await reconcileShopNow(shop, "cli-test", { ...CLI_POLICY, reconcileDeadlineMs: -1 });
+      // A deadline already past: the first failure gives the sweep up, and the on-demand sweep says so.
+      await expect(reconcileShopNow(shop, "cli-test", { ...CLI_POLICY, reconcileDeadlineMs: -1 })).rejects.toThrow(/failed: gave up this sweep after 1 attempts: .*API budget/);
+      const status = (await reconcileStatus(shop))!;
       expect(status.lastError).toMatch(/^gave up this sweep after 1 attempts: .*API budget/);
       expect(status.running).toBe(false);
       expect(status.lastSweepAt).toBeNull();
