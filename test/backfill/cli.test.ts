@@ -112,7 +112,7 @@ describe("support CLI", () => {
     expect((await cli("problems", "--shop", shop)).stdout).toContain("Gave up retrying: server_error: Server Error (1)");
     const unknown = await cli("problems", "--shop", "nobody.myshopify.com");
     expect("code" in unknown && unknown.code).toBe(2);
-  });
+   }, 120_000);
 
   it("replays dead letters, queues one history import at a time, and fails clearly on bad input", async () => {
     expect((await cli("replay", "--shop", shop)).stdout).toContain("2 replayed, 0 skipped");
@@ -133,7 +133,7 @@ describe("support CLI", () => {
     const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
     expect("code" in bad && bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--orders-since takes 90, 365 or all/);
-  });
+   }, 120_000);
 
   it("reconcile of a sweep that failed past its deadline says the sweep was given up (exit 2), not that objects were queued", async () => {
     // The worker's sweep: started 7 h ago (the deadline is 6 h), its pages failing since; an older sweep queued 3.
