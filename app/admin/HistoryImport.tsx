@@ -34,14 +34,15 @@ export function HistoryImport({ history, timeZone }: { history: HistoryView | nu
   const navigation = useNavigation();
   const [orders, setOrders] = useState("365");
   const active = history !== null && isActive(history);
-  // Live while it runs: the loader is read again every 2 s.
+  const sending = history?.status === BACKFILL_STATUS.done && history.sending > 0;
+  // Live while it runs (and until what it read has been sent): the loader is read again every 2 s.
   useEffect(() => {
-    if (!active) return;
+    if (!active && !sending) return;
     const timer = setInterval(() => {
       if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
     }, POLL_MS);
     return () => clearInterval(timer);
-  }, [active, revalidator]);
+  }, [active, sending, revalidator]);
   const rate = useRate(history);
 
   const progress = history && history.total ? Math.min(100, Math.round((history.done / history.total) * 100)) : 0;
@@ -54,8 +55,8 @@ export function HistoryImport({ history, timeZone }: { history: HistoryView | nu
       title="Store history"
       badge={
         history && (
-          <Badge tone={history.status === BACKFILL_STATUS.done ? "success" : history.status === BACKFILL_STATUS.failed ? "critical" : "info"}>
-            {history.status === BACKFILL_STATUS.done ? "Imported" : history.status === BACKFILL_STATUS.failed ? "Failed" : "Importing"}
+          <Badge tone={sending ? "info" : history.status === BACKFILL_STATUS.done ? "success" : history.status === BACKFILL_STATUS.failed ? "critical" : "info"}>
+            {sending ? "Sending" : history.status === BACKFILL_STATUS.done ? "Imported" : history.status === BACKFILL_STATUS.failed ? "Failed" : "Importing"}
           </Badge>
         )
       }
@@ -87,7 +88,9 @@ export function HistoryImport({ history, timeZone }: { history: HistoryView | nu
       ) : (
         <Text as="p" tone="subdued">
           {history?.status === BACKFILL_STATUS.done
-            ? `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt, timeZone)}.`
+            ? sending
+              ? `${formatNumber(history.objects)} customers, products and orders read from Shopify, ${formatNumber(history.sending)} still being sent.`
+              : `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt, timeZone)}.`
             : history?.status === BACKFILL_STATUS.failed
               ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
               : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}

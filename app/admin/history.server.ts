@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { BackfillRefused, backfillProgress, requestBackfill } from "../backfill/backfill.server";
+import { database } from "../db.server";
+import { DELIVERY_STATUS } from "../pipeline/status";
 import type { BackfillStatus } from "../pipeline/status";
+import { shopContext } from "../shops/connection.server";
 
 /** What the Connection page shows of the shop's history import (the latest one). */
 export interface HistoryView {
@@ -16,6 +19,8 @@ export interface HistoryView {
   done: number;
   total: number | null;
   objects: number;
+  /** Objects read from Shopify that the app has not yet turned into calls to the service. */
+  sending: number;
   lastError: string | null;
   createdAt: string;
   finishedAt: string | null;
@@ -34,10 +39,24 @@ export async function historyView(shop: string): Promise<HistoryView | null> {
     done: p.linesDone,
     total: p.expected,
     objects: p.objects,
+    sending: await stillSending(shop),
     lastError: p.lastError,
     createdAt: p.createdAt.toISOString(),
     finishedAt: p.finishedAt?.toISOString() ?? null,
   };
+}
+
+/**
+ * The run is done once Shopify's files are read; what it read waits in the queue a while longer
+ * (up to two chunks, by the import's backpressure), so the page says so rather than "imported".
+ */
+async function stillSending(shop: string): Promise<number> {
+  const [row] = await database().sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM "WebhookDelivery"
+      WHERE shop = $1 AND source = 'backfill' AND status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}')`,
+    [shop],
+  );
+  return row?.n ?? 0;
 }
 
 const resyncFormSchema = z.object({
@@ -52,6 +71,10 @@ export async function historyAction(shop: string, form: FormData): Promise<Histo
   const parsed = resyncFormSchema.safeParse({ orders: form.get("orders") ?? undefined });
   if (!parsed.success) return { ok: false, toast: "Choose how far back to import orders.", error: true, errors: { orders: "Choose how far back to import orders." }, at };
   const orderDays = parsed.data.orders === "all" ? null : (Number(parsed.data.orders) as 90 | 365);
+  // Not connected (a page opened before the merchant disconnected): nothing imported could be sent.
+  if (!(await shopContext(shop)).connected) {
+    return { ok: false, toast: "Connect your marketing account first: connecting imports your history.", error: true, errors: {}, at };
+  }
   try {
     await requestBackfill(shop, { orderDays });
   } catch (error) {

@@ -30,6 +30,10 @@ const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 
 const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 const MAX_STEP_ATTEMPTS = 5;
+/** Exports of one kind started before the import gives up (Shopify's failures are mostly transient). */
+const MAX_EXPORT_ATTEMPTS = 3;
+/** How soon a run refused a turn at Shopify (too many exports running) asks again. */
+const BUSY_RETRY_MS = 10_000;
 
 export const backfillRequestSchema = z.object({
   kinds: z.array(z.enum(BACKFILL_KINDS)).min(1).default([...BACKFILL_KINDS]),
@@ -44,21 +48,24 @@ export class BackfillRefused extends Error {
 
 /**
  * Queues a backfill for a shop; refused while another one for the shop is queued or running,
- * unless `replacing` (the reason) is given: that one then ends as failed with the reason, and its
- * worker's next write finds its lease gone.
+ * unless `replacing` (the reason) is given: that one then ends as failed with the reason, its
+ * exports still running at Shopify are cancelled, and its worker's next write finds its lease gone.
  */
 export async function requestBackfill(shop: string, input: BackfillRequest = {}, options: { replacing?: string } = {}): Promise<{ id: string }> {
   const req = backfillRequestSchema.parse(input);
   const ordersSince = req.orderDays === null ? null : new Date(Date.now() - req.orderDays * 86_400_000);
-  return database().sql.transaction(async (tx) => {
+  const replaced: string[] = [];
+  const queued = await database().sql.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('backfill:' || $1))`, [shop]);
     if (options.replacing) {
-      await tx.query(
+      const ended = await tx.query<{ bulkOperationId: string | null; nextBulkOperationId: string | null }>(
         `UPDATE "BackfillRun" SET status = '${BACKFILL_STATUS.failed}', "lastError" = $2, "finishedAt" = now(),
            "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()
-         WHERE shop = $1 AND status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}')`,
+         WHERE shop = $1 AND status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}')
+         RETURNING CASE WHEN phase = '${PHASE.wait}' THEN "bulkOperationId" END AS "bulkOperationId", "nextBulkOperationId"`,
         [shop, options.replacing],
       );
+      for (const r of ended) replaced.push(...[r.bulkOperationId, r.nextBulkOperationId].filter((id): id is string => Boolean(id)));
     }
     const active = await tx.query<{ id: string; createdAt: Date }>(
       `SELECT id, "createdAt" FROM "BackfillRun" WHERE shop = $1 AND status IN ('${BACKFILL_STATUS.queued}', '${BACKFILL_STATUS.running}') LIMIT 1`,
@@ -75,6 +82,9 @@ export async function requestBackfill(shop: string, input: BackfillRequest = {},
     logger().info({ shop, run: row.id, kinds: req.kinds }, "history import queued");
     return row;
   });
+  // The replaced run's exports would hold Shopify's limit of exports running at once.
+  await Promise.all(replaced.map((id) => cancelBulkOperation(shop, id)));
+  return queued;
 }
 
 export interface BackfillProgress {
@@ -146,6 +156,7 @@ interface ClaimedRun {
   linesDone: number;
   bytesDone: number;
   attempts: number;
+  exportAttempts: number;
 }
 
 /**
@@ -170,7 +181,7 @@ async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<
     due: `q.status IN ('${BACKFILL_STATUS.queued}') AND q."runAt" <= now()`,
     orderBy: `q."createdAt"`,
     key: "id",
-    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "nextBulkOperationId", "resultUrl", "linesDone", "bytesDone"::float8 AS "bytesDone", attempts`,
+    returning: `id, shop, kinds, "kindIndex", "ordersSince" AT TIME ZONE 'UTC' AS "ordersSince", phase, "bulkOperationId", "nextBulkOperationId", "resultUrl", "linesDone", "bytesDone"::float8 AS "bytesDone", attempts, "exportAttempts"`,
   });
   if (!run) return 0;
   try {
@@ -198,15 +209,29 @@ interface StepResult {
   delayMs?: number;
   lastError?: string | null;
   keepAttempts?: boolean;
+  exportAttempts?: number;
 }
 
 async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): Promise<StepResult> {
   const kind = run.kinds[run.kindIndex] as BackfillKind | undefined;
   if (!kind) return { status: BACKFILL_STATUS.done };
   if (run.phase === PHASE.submit) {
-    const id = await submitBulkQuery(run.shop, bulkQuery(kind, run.ordersSince));
-    logger().info({ shop: run.shop, run: run.id, kind, bulkOperation: id }, "history export started");
-    return { phase: PHASE.wait, bulkOperationId: id, delayMs: policy.backfillPollMs };
+    const query = bulkQuery(kind, run.ordersSince);
+    const submitted = await submitBulkQuery(run.shop, query);
+    if ("busy" in submitted) {
+      // Shopify runs a limited number of exports per shop at once. One of them may be this very
+      // export (a worker that stopped before saving its id): it is taken over. Otherwise the run
+      // waits for a free turn without spending its attempts.
+      const ours = await runningBulkOperation(run.shop, query);
+      if (ours) {
+        logger().info({ shop: run.shop, run: run.id, kind, bulkOperation: ours }, "history export already running at Shopify; taken over");
+        return { phase: PHASE.wait, bulkOperationId: ours, delayMs: policy.backfillPollMs, exportAttempts: run.exportAttempts + 1 };
+      }
+      logger().info({ shop: run.shop, run: run.id, kind, reason: submitted.busy }, "history export waits for another export at Shopify to end");
+      return { delayMs: Math.max(policy.backfillPollMs, BUSY_RETRY_MS) };
+    }
+    logger().info({ shop: run.shop, run: run.id, kind, bulkOperation: submitted.id }, "history export started");
+    return { phase: PHASE.wait, bulkOperationId: submitted.id, delayMs: policy.backfillPollMs, exportAttempts: run.exportAttempts + 1 };
   }
   if (run.phase === PHASE.wait) {
     const op = await readBulkOperation(run.shop, run.bulkOperationId!);
@@ -216,7 +241,13 @@ async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): 
       return { phase: PHASE.import, resultUrl: op.url, objectCount: op.objectCount === null ? null : Number(op.objectCount), linesDone: 0 };
     }
     if (op.status === "FAILED" || op.status === "CANCELED" || op.status === "EXPIRED") {
-      throw new Error(`Shopify's export of ${kind} ended ${op.status}${op.errorCode ? ` (${op.errorCode})` : ""}`);
+      // An export that ended stays ended: reading it again never helps, a new one may.
+      const ended = `Shopify's export of ${kind} ended ${op.status}${op.errorCode ? ` (${op.errorCode})` : ""}`;
+      if (run.exportAttempts >= MAX_EXPORT_ATTEMPTS) {
+        return { status: BACKFILL_STATUS.failed, lastError: `${ended}, ${run.exportAttempts} times; start the import again later` };
+      }
+      logger().warn({ shop: run.shop, run: run.id, kind, bulkOperation: run.bulkOperationId, exports: run.exportAttempts }, `${ended}; starting it again`);
+      return { phase: PHASE.submit, bulkOperationId: null, lastError: `${ended}; started again` };
     }
     return { delayMs: policy.backfillPollMs };
   }
@@ -225,9 +256,10 @@ async function step(run: ClaimedRun, workerId: string, policy: PipelinePolicy): 
     // This kind's export is complete, so starting the next one keeps to one export at a time.
     // An optimisation only: if Shopify refuses it now, the export is started when its turn comes.
     try {
-      const id = await submitBulkQuery(run.shop, bulkQuery(nextKindName, run.ordersSince));
-      logger().info({ shop: run.shop, run: run.id, kind: nextKindName, bulkOperation: id }, "history export started ahead");
-      return { nextBulkOperationId: id };
+      const submitted = await submitBulkQuery(run.shop, bulkQuery(nextKindName, run.ordersSince));
+      if ("busy" in submitted) throw new Error(submitted.busy);
+      logger().info({ shop: run.shop, run: run.id, kind: nextKindName, bulkOperation: submitted.id }, "history export started ahead");
+      return { nextBulkOperationId: submitted.id };
     } catch (error) {
       logger().warn({ shop: run.shop, run: run.id, kind: nextKindName, err: messageOf(error) }, "history export not started ahead");
       return { nextBulkOperationId: "" };
@@ -260,8 +292,8 @@ function nextKind(run: ClaimedRun): StepResult {
   if (kindIndex >= run.kinds.length) return { status: BACKFILL_STATUS.done, kindIndex, nextBulkOperationId: null };
   const fresh = { kindIndex, resultUrl: null, linesDone: 0, objectCount: null, nextBulkOperationId: null };
   // Started ahead: wait for it (probably finished already) instead of submitting another.
-  if (run.nextBulkOperationId) return { ...fresh, phase: PHASE.wait, bulkOperationId: run.nextBulkOperationId };
-  return { ...fresh, phase: PHASE.submit, bulkOperationId: null };
+  if (run.nextBulkOperationId) return { ...fresh, phase: PHASE.wait, bulkOperationId: run.nextBulkOperationId, exportAttempts: 1 };
+  return { ...fresh, phase: PHASE.submit, bulkOperationId: null, exportAttempts: 0 };
 }
 
 async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promise<void> {
@@ -278,6 +310,7 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
        "runAt" = now() + ($13::int * interval '1 millisecond'),
        "lastError" = $14, attempts = CASE WHEN $15::boolean THEN attempts ELSE 0 END,
        "finishedAt" = CASE WHEN $16::boolean THEN now() ELSE NULL END,
+       "exportAttempts" = coalesce($19, "exportAttempts"),
        "lockedBy" = NULL, "lockedUntil" = NULL, "updatedAt" = now()
      WHERE id = $1 AND "lockedBy" = $2 AND status = '${BACKFILL_STATUS.running}'`,
     [
@@ -299,6 +332,7 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
       finished,
       "nextBulkOperationId" in r,
       r.nextBulkOperationId ?? null,
+      r.exportAttempts ?? null,
     ],
   );
   if (r.status === BACKFILL_STATUS.done) logger().info({ shop: run.shop, run: run.id }, "history import finished");
@@ -306,7 +340,8 @@ async function saveStep(run: ClaimedRun, workerId: string, r: StepResult): Promi
 
 /**
  * Streams the export from the checkpoint on and records up to `chunk` objects as deliveries, with
- * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent.
+ * the new checkpoint, in one transaction. A child line (variant, line item) follows its parent: the
+ * export is asked for grouped (groupObjects: true; since API 2026-01 Shopify does not group by default).
  * The checkpoint is a line number and its byte offset: the next chunk asks for the file from that
  * byte on (HTTP Range, which Shopify's storage serves), so a long export is read once, not once
  * per chunk; without Range (or when the byte before the offset is not a line break) it reads from
@@ -369,6 +404,16 @@ async function importChunk(run: ClaimedRun, workerId: string, kind: BackfillKind
           parent.children.push(line);
           parent.endLine = lineNo;
           parent.endByte = bytes;
+        } else {
+          // Its parent was already sent without it (an ungrouped export, or a parent line that
+          // could not be read): recorded as a problem, never dropped without a trace.
+          unreadable.push({
+            key: line.id ? String(line.id) : `line:${lineNo}`,
+            text,
+            reason: `line ${lineNo} (${line.id ?? "no id"}) belongs to ${line.__parentId}, which is not the object just before it in Shopify's export`,
+          });
+          if (parent) Object.assign(parent, { endLine: lineNo, endByte: bytes });
+          else checkpoint = { line: lineNo, byte: bytes };
         }
         continue;
       }
@@ -482,7 +527,7 @@ export function bulkQuery(kind: BackfillKind, ordersSince: Date | null): string 
 
 const RUN_BULK = `#graphql
   mutation RunBulk($query: String!) {
-    bulkOperationRunQuery(query: $query) { bulkOperation { id status } userErrors { field message } }
+    bulkOperationRunQuery(query: $query, groupObjects: true) { bulkOperation { id status } userErrors { field message } }
   }`;
 
 const READ_BULK = `#graphql
@@ -506,11 +551,48 @@ const readBulkAnswer = z.object({
   }),
 });
 
-async function submitBulkQuery(shop: string, query: string): Promise<string> {
+/** Shopify's refusal while too many of the shop's exports run ("already in progress", "at a time"). */
+const BUSY_REFUSAL = /in progress|at a time/i;
+
+/** Starts an export: its id, or `busy` (the refusal) when Shopify has no free turn for it now. */
+async function submitBulkQuery(shop: string, query: string): Promise<{ id: string } | { busy: string }> {
   const answer = runBulkAnswer.parse(await adminQuery(shop, RUN_BULK, { query }));
   const result = answer.bulkOperationRunQuery;
-  if (!result.bulkOperation) throw new Error(`Shopify refused the export: ${result.userErrors.map((e) => e.message).join("; ")}`);
-  return result.bulkOperation.id;
+  if (result.bulkOperation) return { id: result.bulkOperation.id };
+  const refusal = result.userErrors.map((e) => e.message).join("; ");
+  if (BUSY_REFUSAL.test(refusal)) return { busy: refusal };
+  throw new Error(`Shopify refused the export: ${refusal}`);
+}
+
+const LIST_BULK = `#graphql
+  query RunningBulk($query: String!) {
+    bulkOperations(first: 10, query: $query) { nodes { id status query } }
+  }`;
+
+const listBulkAnswer = z.object({
+  bulkOperations: z.object({ nodes: z.array(z.object({ id: z.string(), status: z.string(), query: z.string().nullish() })) }),
+});
+
+/** The shop's export of exactly this query still running at Shopify, if any. */
+async function runningBulkOperation(shop: string, query: string): Promise<string | null> {
+  const answer = listBulkAnswer.parse(await adminQuery(shop, LIST_BULK, { query: "status:running operation_type:query" }, { cost: 5 }));
+  const same = (q: string | null | undefined) => (q ?? "").replace(/\s+/g, " ").trim() === query.replace(/\s+/g, " ").trim();
+  return answer.bulkOperations.nodes.find((o) => (o.status === "RUNNING" || o.status === "CREATED") && same(o.query))?.id ?? null;
+}
+
+const CANCEL_BULK = `#graphql
+  mutation CancelBulk($id: ID!) {
+    bulkOperationCancel(id: $id) { bulkOperation { id status } userErrors { field message } }
+  }`;
+
+/** Best effort: an export that already ended cannot be cancelled, and needs not be. */
+async function cancelBulkOperation(shop: string, id: string): Promise<void> {
+  try {
+    await adminQuery(shop, CANCEL_BULK, { id });
+    logger().info({ shop, bulkOperation: id }, "replaced history export cancelled");
+  } catch (error) {
+    logger().warn({ shop, bulkOperation: id, err: messageOf(error) }, "could not cancel a replaced history export");
+  }
 }
 
 async function readBulkOperation(shop: string, id: string) {

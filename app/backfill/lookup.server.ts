@@ -19,7 +19,8 @@ import { retryDelayMs } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS } from "../pipeline/status";
 import { adminQuery } from "./admin-graphql.server";
 import { customerBody, orderBody } from "./convert";
-import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS } from "./fields";
+import { allChildren, FIRST_LINE_ITEMS } from "./children.server";
+import { CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
 
 /** Deliveries of these sources were not sent by Shopify as news: their events go out silent. */
@@ -32,11 +33,11 @@ const NEEDS: Record<string, "Order" | "Customer"> = {
   "customers_email_marketing_consent/update": "Customer",
 };
 
-// Shopify's requested cost of each lookup (first: 100 line items ≈ 100 points).
+// Shopify's requested cost of each lookup, rounded up (the first 50 line items; more are paged).
 const LOOKUPS = {
   Order: {
     query: `#graphql
-      query LookupOrder($id: ID!) { order(id: $id) { ${ORDER_FIELDS} lineItems(first: 100) { nodes { ${LINE_ITEM_FIELDS} } } } }`,
+      query LookupOrder($id: ID!) { order(id: $id) { ${ORDER_FIELDS} ${FIRST_LINE_ITEMS} } }`,
     cost: 110,
     topic: "orders/updated",
   },
@@ -49,7 +50,7 @@ const LOOKUPS = {
 } as const;
 
 const orderAnswer = z.object({
-  order: z.looseObject({ lineItems: z.looseObject({ nodes: z.array(z.unknown()) }).nullish() }).nullable(),
+  order: z.looseObject({ id: z.string() }).nullable(),
 });
 const customerAnswer = z.object({ customer: z.looseObject({}).nullable() });
 
@@ -157,7 +158,8 @@ async function fetchObject(
   if (kind === "Order") {
     const order = orderAnswer.parse(data).order;
     if (!order) throw new NotFound(`Shopify has no order ${id}`);
-    body = orderBody(order, order.lineItems?.nodes ?? []);
+    // Every line item, not the first page only: an order is never sent cut short.
+    body = orderBody(order, await allChildren(shop, order, "lineItems", { maxWaitMs }));
   } else {
     const customer = customerAnswer.parse(data).customer;
     if (!customer) throw new NotFound(`Shopify has no customer ${id}`);

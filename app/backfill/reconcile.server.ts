@@ -15,8 +15,9 @@ import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { adminQuery } from "./admin-graphql.server";
+import { allChildren, FIRST_LINE_ITEMS, FIRST_VARIANTS } from "./children.server";
 import { customerBody, orderBody, productBody } from "./convert";
-import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
+import { CUSTOMER_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS } from "./fields";
 import { messageOf } from "../errors";
 
 const KINDS = ["customers", "orders", "products"] as const;
@@ -33,32 +34,35 @@ const SWEEP = {
     cost: 120,
     objectKey: "customer",
     topic: () => "customers/update",
+    children: null,
     body: (node: Node) => customerBody(node),
   },
   orders: {
     query: `#graphql
       query ReconcileOrders($query: String!, $first: Int!, $after: String) {
         orders(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) { pageInfo { hasNextPage endCursor }
-          nodes { ${ORDER_FIELDS} lineItems(first: 50) { nodes { ${LINE_ITEM_FIELDS} } } } }
+          nodes { ${ORDER_FIELDS} ${FIRST_LINE_ITEMS} } }
       }`,
     first: 10,
     cost: 530,
     objectKey: "order",
     topic: () => "orders/updated",
-    body: (node: Node) => orderBody(node, children(node, "lineItems")),
+    children: "lineItems",
+    body: (node: Node, children: unknown[]) => orderBody(node, children),
   },
   products: {
     query: `#graphql
       query ReconcileProducts($query: String!, $first: Int!, $after: String) {
         products(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) { pageInfo { hasNextPage endCursor }
-          nodes { ${PRODUCT_FIELDS} variants(first: 50) { nodes { ${VARIANT_FIELDS} } } } }
+          nodes { ${PRODUCT_FIELDS} ${FIRST_VARIANTS} } }
       }`,
     first: 10,
     cost: 530,
     objectKey: "product",
     // A product never synced is planned as a create, so a draft is not "withdrawn".
     topic: (known: boolean) => (known ? "products/update" : "products/create"),
-    body: (node: Node) => productBody(node, children(node, "variants")),
+    children: "variants",
+    body: (node: Node, children: unknown[]) => productBody(node, children),
   },
 } as const;
 
@@ -68,12 +72,6 @@ const page = z.object({
   pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }),
   nodes: z.array(node),
 });
-
-function children(n: Node, field: string): unknown[] {
-  const connection = (n as Record<string, unknown>)[field];
-  const parsed = z.object({ nodes: z.array(z.unknown()) }).safeParse(connection);
-  return parsed.success ? parsed.data.nodes : [];
-}
 
 const numericId = (gid: string) => /\/(\d+)(?:\?.*)?$/.exec(gid)?.[1] ?? gid;
 
@@ -173,7 +171,12 @@ async function sweepPage(row: Claimed, workerId: string, policy: PipelinePolicy)
     { cost: sweep.cost, maxWaitMs: Math.floor(policy.leaseMs / 4) },
   );
   const result = page.parse((data as Record<string, unknown>)[kind]);
-  const candidates = result.nodes.map((n) => ({ key: `${sweep.objectKey}:${numericId(n.id)}`, updated: n.updatedAt ?? null, n }));
+  const candidates: { key: string; updated: string | null; n: Node; children: unknown[] }[] = [];
+  for (const n of result.nodes) {
+    // Every line item (variant), not the first page only: an object is never sent cut short.
+    const children = sweep.children ? await allChildren(row.shop, n, sweep.children, { maxWaitMs: Math.floor(policy.leaseMs / 4) }) : [];
+    candidates.push({ key: `${sweep.objectKey}:${numericId(n.id)}`, updated: n.updatedAt ?? null, n, children });
+  }
 
   const next = result.pageInfo.hasNextPage && result.pageInfo.endCursor
     ? { kindIndex: row.kindIndex, cursor: result.pageInfo.endCursor }
@@ -199,7 +202,7 @@ async function sweepPage(row: Claimed, workerId: string, policy: PipelinePolicy)
       .map((c) => ({
         topic: sweep.topic(known.get(c.key)!),
         eventId: `reconcile:${c.n.id}:${c.updated ?? ""}`,
-        rawBody: JSON.stringify(sweep.body(c.n)),
+        rawBody: JSON.stringify(sweep.body(c.n, c.children)),
       }));
     if (rows.length) {
       await tx.query(
@@ -271,8 +274,9 @@ export async function reconcileShopNow(shop: string, workerId: string, policy: P
   }
   for (let steps = 0; ; steps++) {
     const status = await reconcileStatus(shop);
-    if (steps > 0 && status && !status.running && status.dueAt.getTime() > Date.now()) return status;
+    // Checked first: a sweep given up is over (not running, due tomorrow) but did not succeed.
     if (status?.lastError && steps > 0) throw new ReconcileRefused(`The reconciliation of ${shop} failed: ${status.lastError}`);
+    if (steps > 0 && status && !status.running && status.dueAt.getTime() > Date.now()) return status;
     await runReconcileStep(workerId, policy, shop);
   }
 }

@@ -6,12 +6,16 @@ import { GraphqlReply, type FakeAdmin } from "./fake-admin";
  * A generated store behind the fake Admin's Bulk Operations API: `bulkOperationRunQuery` answers
  * with an operation that is RUNNING on the first poll and COMPLETED on the next (or, with
  * `exportMs`, as Shopify does: COMPLETED once that long has passed since it started), whose JSONL file
- * (parents first, each followed by its children with `__parentId`, as Shopify writes it) is served
- * over HTTP. The data is as messy as real stores: missing emails, other currencies, ids beyond
+ * is served over HTTP. As Shopify does since API 2026-01, the file is grouped (each parent followed
+ * by its children, with `__parentId`) only when the query asks `groupObjects: true`; otherwise every
+ * parent comes first and the children after. Shopify runs a limited number of bulk queries per
+ * shop at a time (`concurrentExports`; refused with a userError beyond it), can cancel one
+ * (`bulkOperationCancel`), lists them (`bulkOperations`), and sometimes fails one (`failNextExport`). The data is as messy as real stores: missing emails, other currencies, ids beyond
  * 2^53, unicode names, drafts, orders without a customer.
  *
- * It also answers single-object lookups (`LookupOrder`, `LookupCustomer`) and the reconciliation
- * sweep's paginated `updated_at:>` queries, and meters every query of its own against a cost
+ * It also answers single-object lookups (`LookupOrder`, `LookupCustomer`), the reconciliation
+ * sweep's paginated `updated_at:>` queries and the pages of an object's children past the first
+ * (`OrderLineItems`, `ProductVariants`), and meters every query of its own against a cost
  * bucket as Shopify does (`extensions.cost.throttleStatus`; THROTTLED when the bucket is short).
  */
 
@@ -25,6 +29,8 @@ export interface StoreOptions {
   seed?: number;
   /** How long an export takes, by the clock (default: RUNNING for exactly one poll). */
   exportMs?: number;
+  /** Bulk queries a shop may have running at once: 5 since API 2026-01 (1 before). */
+  concurrentExports?: number;
 }
 
 type Line = Record<string, unknown>;
@@ -36,13 +42,29 @@ export interface FakeStore {
   /** Range requests answered: the byte offsets asked for. */
   ranges: string[];
   /** Bulk operations started, by kind; `seq` orders them among `downloads`. */
-  operations: { id: string; kind: string; polls: number; url: string; startedAt: number; seq: number }[];
+  operations: {
+    id: string;
+    shop: string;
+    kind: string;
+    query: string;
+    grouped: boolean;
+    polls: number;
+    url: string;
+    startedAt: number;
+    seq: number;
+    canceled?: boolean;
+    failed?: string;
+  }[];
   /** Result files served, in order: which operation's file, and `seq` shared with `operations`. */
   downloads: { operationId: string; seq: number }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
   customer(index: number): Line;
   /** The next export of `kind` is served as `edit` makes its lines (real files can be messier than the objects). */
   editNextExport(kind: "customers" | "products" | "orders", edit: (lines: string[]) => string[]): void;
+  /** The next `times` exports of `kind` end FAILED with this error code (e.g. INTERNAL_SERVER_ERROR, Shopify's transient failure). */
+  failNextExport(kind: "customers" | "products" | "orders", errorCode?: string, times?: number): void;
+  /** Gives an order `count` line items (or a product `count` variants), replacing its children. */
+  setChildren(kind: "products" | "orders", index: number, count: number): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
   touch(kind: "customers" | "products" | "orders", index: number, changes: Line, updatedAt?: string): Line;
   /** The cost bucket (shared by the shops of this store), as of now. */
@@ -57,7 +79,7 @@ export interface FakeStore {
 
 const BIG = 7_000_000_000_000_000_000n; // ids beyond 2^53, exact in the JSONL text
 
-export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed = 7, exportMs }: StoreOptions = {}): Promise<FakeStore> {
+export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed = 7, exportMs, concurrentExports = 5 }: StoreOptions = {}): Promise<FakeStore> {
   let state = seed;
   const random = () => {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -88,6 +110,15 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     };
   });
 
+  const variant = (i: number, v: number): Line => ({
+    id: `gid://shopify/ProductVariant/${BIG + BigInt(i * 1000 + v)}`,
+    sku: v === 0 ? `SKU-${i}` : null,
+    barcode: null,
+    price: `${10 + v}.99`,
+    title: `Size ${v}`,
+    selectedOptions: [{ value: `Size ${v}` }],
+    __parentId: `gid://shopify/Product/${BIG + BigInt(i)}`,
+  });
   const products: Line[] = [];
   const variantsOf = new Map<string, Line[]>();
   for (let i = 0; i < size.products; i++) {
@@ -106,20 +137,21 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       updatedAt: at(10),
       featuredImage: i % 2 ? { url: `https://cdn.example/p${i}.jpg` } : null,
     });
-    variantsOf.set(
-      id,
-      Array.from({ length: 1 + (i % 3) }, (_, v) => ({
-        id: `gid://shopify/ProductVariant/${BIG + BigInt(i * 10 + v)}`,
-        sku: v === 0 ? `SKU-${i}` : null,
-        barcode: null,
-        price: `${10 + v}.99`,
-        title: `Size ${v}`,
-        selectedOptions: [{ value: `Size ${v}` }],
-        __parentId: id,
-      })),
-    );
+    variantsOf.set(id, Array.from({ length: 1 + (i % 3) }, (_, v) => variant(i, v)));
   }
 
+  const lineItem = (i: number, n: number, currency: string): Line => ({
+    id: `gid://shopify/LineItem/${BIG + BigInt(i * 1000 + n)}`,
+    name: "Tee - M",
+    title: "Tee",
+    sku: n === 0 ? "TEE-M" : `TEE-M-${n}`,
+    vendor: "Acme",
+    quantity: 1 + (i % 2),
+    originalUnitPriceSet: { shopMoney: { amount: currency === "JPY" ? "1500" : "21.25", currencyCode: currency } },
+    product: { id: `gid://shopify/Product/${BIG + BigInt(n)}` },
+    variant: { id: `gid://shopify/ProductVariant/${BIG + BigInt(n)}` },
+    __parentId: `gid://shopify/Order/${BIG + BigInt(i)}`,
+  });
   const orders: Line[] = [];
   const linesOf = new Map<string, Line[]>();
   for (let i = 0; i < size.orders; i++) {
@@ -151,20 +183,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       billingAddress: null,
       shippingAddress: null,
     });
-    linesOf.set(id, [
-      {
-        id: `gid://shopify/LineItem/${BIG + BigInt(i)}`,
-        name: "Tee - M",
-        title: "Tee",
-        sku: "TEE-M",
-        vendor: "Acme",
-        quantity: 1 + (i % 2),
-        originalUnitPriceSet: { shopMoney: { amount: currency === "JPY" ? "1500" : "21.25", currencyCode: currency } },
-        product: { id: `gid://shopify/Product/${BIG}` },
-        variant: { id: `gid://shopify/ProductVariant/${BIG}` },
-        __parentId: id,
-      },
-    ]);
+    linesOf.set(id, [lineItem(i, 0, currency)]);
   }
 
   const objects = { customers, products, orders };
@@ -204,8 +223,12 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   const kindOfQuery = (query: string) => (query.includes("customers") ? "customers" : query.includes("products") ? "products" : "orders");
   // Ids are written into the JSONL text as Shopify writes them; JSON.stringify is exact for strings.
   const edits: Partial<Record<keyof typeof objects, (lines: string[]) => string[]>> = {};
-  const jsonl = (kind: keyof typeof objects) => {
-    const lines = objects[kind].flatMap((o) => [JSON.stringify(o), ...(children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c))]);
+  const failures: Partial<Record<keyof typeof objects, { code: string; times: number }>> = {};
+  const jsonl = (kind: keyof typeof objects, grouped: boolean) => {
+    const parents = objects[kind].map((o) => JSON.stringify(o));
+    const kids = (o: Line) => (children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c));
+    // Ungrouped (the default since API 2026-01): children no longer follow their parent.
+    const lines = grouped ? objects[kind].flatMap((o) => [JSON.stringify(o), ...kids(o)]) : [...parents, ...objects[kind].flatMap(kids)];
     const edit = edits[kind];
     delete edits[kind];
     return (edit ? edit(lines) : lines).join("\n") + "\n";
@@ -216,7 +239,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   const throttled: Record<string, number> = {};
   const answered: Record<string, number> = {};
   /** Answers as Shopify does: THROTTLED while the bucket holds less than the query's cost. */
-  const metered = (name: string, cost: number, resolve: (variables: Record<string, unknown>) => unknown) => (_q: string, variables: Record<string, unknown>) => {
+  const metered = (name: string, cost: number, resolve: (variables: Record<string, unknown>, query: string, shop: string) => unknown) => (query: string, variables: Record<string, unknown>, shop: string) => {
     const now = Date.now();
     bucket.currentlyAvailable = Math.min(bucket.maximumAvailable, bucket.currentlyAvailable + ((now - refilledAt) / 1000) * bucket.restoreRate);
     refilledAt = now;
@@ -231,51 +254,104 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     bucket.currentlyAvailable -= cost;
     answered[name] = (answered[name] ?? 0) + 1;
     return new GraphqlReply({
-      data: resolve(variables),
+      data: resolve(variables, query, shop),
       extensions: { cost: { requestedQueryCost: cost, actualQueryCost: cost, throttleStatus: status() } },
     });
   };
 
-  admin.onGraphql("bulkOperationRunQuery", metered("bulkOperationRunQuery", 10, (variables) => {
-    const kind = kindOfQuery(String(variables.query ?? ""));
+  type Operation = FakeStore["operations"][number];
+  const isRunning = (op: Operation) => !op.canceled && (exportMs === undefined ? op.polls < 2 : Date.now() - op.startedAt < exportMs);
+  const statusOf = (op: Operation) => (op.canceled ? "CANCELED" : isRunning(op) ? "RUNNING" : op.failed ? "FAILED" : "COMPLETED");
+
+  admin.onGraphql("bulkOperationRunQuery", metered("bulkOperationRunQuery", 10, (variables, query, shop) => {
+    const running = operations.filter((o) => o.shop === shop && isRunning(o));
+    if (running.length >= concurrentExports) {
+      const message =
+        concurrentExports === 1
+          ? `A bulk query operation for this app and shop is already in progress: ${running[0]!.id}.`
+          : `A maximum of ${concurrentExports} bulk query operations can run at a time for this app and shop.`;
+      return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: null, message }] } };
+    }
+    const text = String(variables.query ?? "");
+    const kind = kindOfQuery(text);
+    const grouped = /groupObjects\s*:\s*true/.test(query) || variables.groupObjects === true;
     const id = `gid://shopify/BulkOperation/${operations.length + 1}`;
     const path = `/bulk/${operations.length + 1}.jsonl`;
-    const text = jsonl(kind);
-    files.set(path, Buffer.from(text, "utf8"));
+    const file = jsonl(kind, grouped);
+    files.set(path, Buffer.from(file, "utf8"));
     // Shopify counts every object of the export, nested ones included (one per JSONL line).
-    lineCounts.set(id, text.split("\n").filter(Boolean).length);
-    operations.push({ id, kind, polls: 0, url: base + path, startedAt: Date.now(), seq: ++seq });
+    lineCounts.set(id, file.split("\n").filter(Boolean).length);
+    const failure = failures[kind];
+    const failed = failure?.code;
+    if (failure && --failure.times <= 0) delete failures[kind];
+    operations.push({ id, shop, kind, query: text, grouped, polls: 0, url: base + path, startedAt: Date.now(), seq: ++seq, failed });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
   }));
-  admin.onGraphql("ReadBulk", metered("ReadBulk", 1, (variables) => {
-    const op = operations.find((o) => o.id === variables.id);
+  admin.onGraphql("ReadBulk", metered("ReadBulk", 1, (variables, _query, shop) => {
+    const op = operations.find((o) => o.id === variables.id && o.shop === shop);
     if (!op) return { node: null };
     op.polls++;
     const count = lineCounts.get(op.id) ?? 0;
-    const running = exportMs === undefined ? op.polls === 1 : Date.now() - op.startedAt < exportMs;
-    if (running) return { node: { id: op.id, status: "RUNNING", errorCode: null, objectCount: "0", url: null } };
-    return { node: { id: op.id, status: "COMPLETED", errorCode: null, objectCount: String(count), url: count ? op.url : null } };
+    const status = statusOf(op);
+    if (status !== "COMPLETED") return { node: { id: op.id, status, errorCode: status === "FAILED" ? op.failed : null, objectCount: "0", url: null } };
+    return { node: { id: op.id, status, errorCode: null, objectCount: String(count), url: count ? op.url : null } };
+  }));
+  admin.onGraphql("bulkOperationCancel", metered("bulkOperationCancel", 10, (variables, _query, shop) => {
+    const op = operations.find((o) => o.id === variables.id && o.shop === shop);
+    if (!op) return { bulkOperationCancel: { bulkOperation: null, userErrors: [{ field: ["id"], message: "Bulk operation does not exist" }] } };
+    if (!isRunning(op)) {
+      return { bulkOperationCancel: { bulkOperation: { id: op.id, status: statusOf(op) }, userErrors: [{ field: null, message: `A bulk operation cannot be canceled when it is ${statusOf(op).toLowerCase()}` }] } };
+    }
+    op.canceled = true;
+    return { bulkOperationCancel: { bulkOperation: { id: op.id, status: "CANCELING" }, userErrors: [] } };
+  }));
+  // The shop's bulk queries, newest first (`status:running` is the only filter honoured).
+  admin.onGraphql("bulkOperations(", metered("bulkOperations", 5, (variables, _query, shop) => {
+    const onlyRunning = /status:running/.test(String(variables.query ?? ""));
+    const nodes = operations
+      .filter((o) => o.shop === shop && (!onlyRunning || isRunning(o)))
+      .reverse()
+      .slice(0, Number(variables.first ?? 10))
+      .map((o) => ({ id: o.id, status: statusOf(o), query: o.query }));
+    return { bulkOperations: { nodes } };
   }));
 
-  // Objects as the GraphQL API nests them (connections with nodes), children without __parentId.
-  const nested = (kind: keyof typeof objects, o: Line): Line => {
-    const kids = (children[kind]?.get(o.id as string) ?? []).map(({ __parentId: _, ...rest }) => rest);
-    if (kind === "orders") return { ...o, lineItems: { nodes: kids } };
-    if (kind === "products") return { ...o, variants: { nodes: kids } };
+  // Objects as the GraphQL API nests them (connections with nodes), children without __parentId:
+  // as Shopify does, at most `first` children (from the query text) and pageInfo to page on.
+  const childConnection = (kind: keyof typeof objects, id: string, first: number, after?: unknown) => {
+    const kids = (children[kind]?.get(id) ?? []).map(({ __parentId: _, ...rest }) => rest);
+    const offset = after ? Number(after) : 0;
+    const nodes = kids.slice(offset, offset + first);
+    const end = offset + nodes.length;
+    return { nodes, pageInfo: { hasNextPage: end < kids.length, endCursor: nodes.length ? String(end) : null } };
+  };
+  const nestedFirst = (query: string) => Number(/(?:lineItems|variants)\(first:\s*(\d+)/.exec(query)?.[1] ?? 250);
+  const nested = (kind: keyof typeof objects, o: Line, query: string): Line => {
+    if (kind === "orders") return { ...o, lineItems: childConnection(kind, o.id as string, nestedFirst(query)) };
+    if (kind === "products") return { ...o, variants: childConnection(kind, o.id as string, nestedFirst(query)) };
     return o;
   };
-  admin.onGraphql("LookupOrder", metered("LookupOrder", 110, (v) => {
+  admin.onGraphql("LookupOrder", metered("LookupOrder", 110, (v, query) => {
     const o = orders.find((x) => x.id === v.id);
-    return { order: o ? nested("orders", o) : null };
+    return { order: o ? nested("orders", o, query) : null };
   }));
   admin.onGraphql("LookupCustomer", metered("LookupCustomer", 5, (v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
+  // The rest of an order's line items (a product's variants) past the first page.
+  admin.onGraphql("OrderLineItems", metered("OrderLineItems", 260, (v, query) => {
+    const o = orders.find((x) => x.id === v.id);
+    return { order: o ? { id: o.id, lineItems: childConnection("orders", o.id as string, nestedFirst(query), v.after) } : null };
+  }));
+  admin.onGraphql("ProductVariants", metered("ProductVariants", 260, (v, query) => {
+    const p = products.find((x) => x.id === v.id);
+    return { product: p ? { id: p.id, variants: childConnection("products", p.id as string, nestedFirst(query), v.after) } : null };
+  }));
   // Reconciliation: `updated_at:>'<iso>'`, oldest change first, the cursor is an offset.
   for (const [name, kind, field] of [
     ["ReconcileCustomers", "customers", "customers"],
     ["ReconcileOrders", "orders", "orders"],
     ["ReconcileProducts", "products", "products"],
   ] as const) {
-    admin.onGraphql(name, metered(name, 50, (v) => {
+    admin.onGraphql(name, metered(name, 50, (v, query) => {
       const since = /updated_at:>'([^']+)'/.exec(String(v.query ?? ""))?.[1];
       const first = Number(v.first ?? 50);
       const matching = objects[kind]
@@ -284,7 +360,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       const offset = v.after ? Number(v.after) : 0;
       const page = matching.slice(offset, offset + first);
       const end = offset + page.length;
-      return { [field]: { nodes: page.map((o) => nested(kind, o)), pageInfo: { hasNextPage: end < matching.length, endCursor: page.length ? String(end) : null } } };
+      return { [field]: { nodes: page.map((o) => nested(kind, o, query)), pageInfo: { hasNextPage: end < matching.length, endCursor: page.length ? String(end) : null } } };
     }));
   }
 
@@ -297,6 +373,14 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     customer: (index) => customers[index],
     editNextExport: (kind, edit) => {
       edits[kind] = edit;
+    },
+    failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR", times = 1) => {
+      failures[kind] = { code: errorCode, times };
+    },
+    setChildren: (kind, index, count) => {
+      const parent = objects[kind][index]!;
+      const currency = (parent.currencyCode as string | undefined) ?? "USD";
+      children[kind].set(parent.id as string, Array.from({ length: count }, (_, n) => (kind === "orders" ? lineItem(index, n, currency) : variant(index, n))));
     },
     touch: (kind, index, changes, updatedAt = new Date().toISOString()) => Object.assign(objects[kind][index], changes, { updatedAt }),
     bucket,

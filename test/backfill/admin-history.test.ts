@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { HistoryView } from "~/admin/history.server";
+import { disconnectShop } from "~/shops/connection.server";
 import { actionData, loadData, openPage, postForm, routeData } from "../admin/support";
 import { describeEachDatabase } from "../support/database";
-import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { fixture } from "../support/webhooks";
+import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { install, newShop } from "./helpers";
 
 // The merchant's side of the history import: start it again with the orders period of their
@@ -54,5 +56,42 @@ describeEachDatabase("history import in the admin", (database) => {
     expect(await resync(shop, "all")).toMatchObject({ ok: true });
     const latest = await h.app.db.prisma.backfillRun.findFirstOrThrow({ where: { shop, status: "queued" } });
     expect(latest.ordersSince).toBeNull();
+  });
+  it("refuses to import history for a store that is no longer connected (a page opened before disconnecting)", async () => {
+    const shop = newShop("admin-history");
+    await install(h, shop);
+    await disconnectShop(shop);
+    expect(await resync(shop, "all")).toMatchObject({ ok: false, toast: "Connect your marketing account first: connecting imports your history." });
+    expect(await h.app.db.prisma.backfillRun.count({ where: { shop } })).toBe(0);
+  });
+  it("an import whose files are read but whose objects still wait to be sent says so, and 'imported' once they are sent", async () => {
+    const shop = newShop("admin-history");
+    await install(h, shop);
+    // The run is done when Shopify's files are read; two of the customers it read still wait in the queue.
+    await h.app.db.prisma.backfillRun.create({
+      data: { id: `run-${shop}`, shop, kinds: ["customers"], kindIndex: 1, phase: "import", status: "done", objects: 2, finishedAt: new Date() },
+    });
+    const customer = JSON.parse(fixture("customers/update")) as Record<string, unknown>;
+    for (const n of [1, 2]) {
+      await h.app.db.prisma.webhookDelivery.create({
+        data: {
+          shop,
+          topic: "customers/update",
+          webhookId: `backfill:${n}`,
+          eventId: `backfill:${n}`,
+          source: "backfill",
+          rawBody: JSON.stringify({ ...customer, id: 900 + n, admin_graphql_api_id: `gid://shopify/Customer/${900 + n}`, email: `waiting.${n}@example.com` }),
+        },
+      });
+    }
+    const page = async () => (await openPage(h.app.url, shop, "/app/connection").then((r) => r.text())).replaceAll("<!-- -->", "");
+    const waiting = await page();
+    expect(waiting).toContain("2 customers, products and orders read from Shopify, 2 still being sent.");
+    expect(waiting).not.toContain(">Imported<");
+
+    h.startWorkers(1, FAST_POLICY);
+    await h.settle();
+    await h.stopWorkers();
+    expect(await page()).toContain("2 customers, products and orders imported");
   });
 });

@@ -112,7 +112,7 @@ describe("support CLI", () => {
     expect((await cli("problems", "--shop", shop)).stdout).toContain("Gave up retrying: server_error: Server Error (1)");
     const unknown = await cli("problems", "--shop", "nobody.myshopify.com");
     expect("code" in unknown && unknown.code).toBe(2);
-  });
+   }, 120_000);
 
   it("replays dead letters, queues one history import at a time, and fails clearly on bad input", async () => {
     expect((await cli("replay", "--shop", shop)).stdout).toContain("2 replayed, 0 skipped");
@@ -133,7 +133,27 @@ describe("support CLI", () => {
     const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
     expect("code" in bad && bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--orders-since takes 90, 365 or all/);
-  });
+   }, 120_000);
+
+  it("reconcile of a sweep that failed past its deadline says the sweep was given up (exit 2), not that objects were queued", async () => {
+    // The worker's sweep: started 7 h ago (the deadline is 6 h), its pages failing since; an older sweep queued 3.
+    const db = openDatabase({ kind: "pglite", dataDir });
+    try {
+      await db.sql.query(
+        `INSERT INTO "ReconcileState" (shop, "dueAt", "sweptThrough", "startedAt", attempts, "lastError", "lastSweepAt", "lastEnqueued")
+         VALUES ($1, now() + interval '10 minutes', now() - interval '2 days', now() - interval '7 hours', 9, 'Shopify answered with errors: Internal error', now() - interval '2 days', 3)
+         ON CONFLICT (shop) DO UPDATE SET "dueAt" = EXCLUDED."dueAt", "sweptThrough" = EXCLUDED."sweptThrough", "startedAt" = EXCLUDED."startedAt",
+           attempts = EXCLUDED.attempts, "lastError" = EXCLUDED."lastError", "lastSweepAt" = EXCLUDED."lastSweepAt", "lastEnqueued" = EXCLUDED."lastEnqueued",
+           "lockedBy" = NULL, "lockedUntil" = NULL`,
+        [shop],
+      );
+    } finally {
+      await db.close();
+    }
+    const sweep = await cli("reconcile", "--shop", shop);
+    expect({ code: "code" in sweep ? sweep.code : 0, stdout: sweep.stdout }).toEqual({ code: 2, stdout: "" });
+    expect(sweep.stderr.split("\n")).toContainEqual(expect.stringMatching(/^The reconciliation of cli-support\.myshopify\.com failed: gave up this sweep after 10 attempts: /));
+  }, 90_000);
 
   it("resync refuses a shop that was installed but never connected: nothing could reach the service", async () => {
     const notConnected = await cli("resync", "--shop", unconnected, "--run");

@@ -145,4 +145,21 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
     expect(done.outcomeDetail).toMatch(/^gave up: order 424242 could not be fetched from Shopify: Shopify has no order 424242/);
     expect(refunds()).toEqual([]);
   });
+  it("a refund for a never-seen order with 120 line items fetches them all: the order reaches the service with its 120 products", async () => {
+    const shop = newShop("lookup");
+    await install(h, shop);
+    // The lookup asks for 50 line items; the rest are asked for page by page (up to 250 each).
+    const index = store.objects.orders.indexOf(orderWithBuyer(12));
+    const order = store.objects.orders[index]!;
+    store.setChildren("orders", index, 120);
+    h.startWorkers(1, FAST_POLICY);
+    await h.send({ topic: "refunds/create", shop, body: refundFor(numeric(order.id)) });
+    await h.settle();
+    const sent = h.emulator.requests.filter((r) => r.path.startsWith("/api/events/order/") && (r.body as { id?: string }).id === numeric(order.id));
+    expect(sent.length).toBeGreaterThan(0);
+    // The fetched order (silent context) carries its products; the refund's own update does not.
+    const fetched = sent.find((r) => (r.body as { silent?: boolean }).silent === true);
+    expect((fetched?.body as { products?: unknown[] } | undefined)?.products).toHaveLength(120);
+    expect(refunds().map((r) => (r.body as { email?: string }).email)).toEqual([order.email]);
+  });
 });

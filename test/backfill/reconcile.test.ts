@@ -104,8 +104,9 @@ describeEachDatabase("reconciliation", (database) => {
     const { shop } = await shopWithMissedUpdate(7);
     store.throttle({ currentlyAvailable: 0, restoreRate: 0 });
     try {
-      // A deadline already past: the first failure gives the sweep up.
-      const status = await reconcileShopNow(shop, "cli-test", { ...CLI_POLICY, reconcileDeadlineMs: -1 });
+      // A deadline already past: the first failure gives the sweep up, and the on-demand sweep says so.
+      await expect(reconcileShopNow(shop, "cli-test", { ...CLI_POLICY, reconcileDeadlineMs: -1 })).rejects.toThrow(/failed: gave up this sweep after 1 attempts: .*API budget/);
+      const status = (await reconcileStatus(shop))!;
       expect(status.lastError).toMatch(/^gave up this sweep after 1 attempts: .*API budget/);
       expect(status.running).toBe(false);
       expect(status.lastSweepAt).toBeNull();
@@ -115,5 +116,27 @@ describeEachDatabase("reconciliation", (database) => {
     }
     // The missed update is still found: the span was not marked swept.
     expect((await reconcileShopNow(shop, "cli-test", CLI_POLICY)).lastEnqueued).toBe(1);
+  });
+  // Last: it changes orders and products of the shared store, which later sweeps would find.
+  it("an order with 60 line items and a product with 60 variants changed without a webhook reach the service whole", async () => {
+    const { shop } = await shopWithMissedUpdate(9);
+    // Shopify gives at most 50 children per page; the rest are asked for page by page.
+    const orderIndex = store.objects.orders.findIndex((o) => o.email && o.customer);
+    const order = store.objects.orders[orderIndex]!;
+    store.setChildren("orders", orderIndex, 60);
+    store.touch("orders", orderIndex, { tags: ["big"] });
+    const product = store.objects.products[0]!;
+    store.setChildren("products", 0, 60);
+    store.touch("products", 0, { title: "Sixty sizes" });
+    await reconcileShopNow(shop, "cli-test", CLI_POLICY);
+    h.startWorkers(1, FAST_POLICY);
+    await h.settle();
+
+    const orderEvents = h.emulator.requests.filter((r) => r.path.startsWith("/api/events/order/") && (r.body as { id?: string }).id === numeric(order.id));
+    expect(orderEvents.length).toBeGreaterThan(0);
+    expect((orderEvents.at(-1)!.body as { products: unknown[] }).products).toHaveLength(60);
+    const deliveries = await h.app.db.prisma.webhookDelivery.findMany({ where: { shop, source: "reconcile" } });
+    const productBody = deliveries.map((d) => JSON.parse(d.rawBody) as { admin_graphql_api_id?: string; variants?: unknown[] }).find((b) => b.admin_graphql_api_id === product.id);
+    expect(productBody?.variants).toHaveLength(60);
   });
 });

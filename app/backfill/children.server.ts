@@ -1,0 +1,61 @@
+/**
+ * An object's children (an order's line items, a product's variants) as the Admin GraphQL API
+ * nests them: a connection of at most `first` nodes. An object is only ever sent whole, so the
+ * pages past the first are fetched while Shopify says there are more (pageInfo.hasNextPage).
+ */
+import { z } from "zod";
+import { adminQuery } from "./admin-graphql.server";
+import { LINE_ITEM_FIELDS, VARIANT_FIELDS } from "./fields";
+
+/** The first page, asked for inside the object's own query. */
+export const FIRST_LINE_ITEMS = `lineItems(first: 50) { pageInfo { hasNextPage endCursor } nodes { ${LINE_ITEM_FIELDS} } }`;
+export const FIRST_VARIANTS = `variants(first: 50) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } }`;
+
+// 250 children per page: Shopify's largest page, about 260 points of cost.
+const NEXT_PAGES = {
+  lineItems: {
+    query: `#graphql
+      query OrderLineItems($id: ID!, $after: String) {
+        order(id: $id) { lineItems(first: 250, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${LINE_ITEM_FIELDS} } } }
+      }`,
+    owner: "order",
+  },
+  variants: {
+    query: `#graphql
+      query ProductVariants($id: ID!, $after: String) {
+        product(id: $id) { variants(first: 250, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } }
+      }`,
+    owner: "product",
+  },
+} as const;
+const NEXT_PAGE_COST = 260;
+
+const connection = z.object({
+  nodes: z.array(z.unknown()),
+  pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }).nullish(),
+});
+
+/** All the children of `node` under `field`: the nodes it carries, then the pages after them. */
+export async function allChildren(
+  shop: string,
+  node: Record<string, unknown>,
+  field: keyof typeof NEXT_PAGES,
+  options: { maxWaitMs?: number } = {},
+): Promise<unknown[]> {
+  const first = connection.safeParse(node[field]);
+  if (!first.success) return [];
+  const nodes = [...first.data.nodes];
+  let page = first.data.pageInfo;
+  const next = NEXT_PAGES[field];
+  while (page?.hasNextPage) {
+    if (!page.endCursor) throw new Error(`Shopify said ${String(node.id)} has more ${field} but gave no cursor`);
+    const data = await adminQuery(shop, next.query, { id: node.id, after: page.endCursor }, { cost: NEXT_PAGE_COST, maxWaitMs: options.maxWaitMs });
+    const owner = z.record(z.string(), z.looseObject({}).nullable()).parse(data)[next.owner];
+    // Deleted meanwhile: never sent with part of its children; the step is retried.
+    if (!owner) throw new Error(`${String(node.id)} is no longer in Shopify while its ${field} were read`);
+    const more = connection.parse(owner[field]);
+    nodes.push(...more.nodes);
+    page = more.pageInfo;
+  }
+  return nodes;
+}
