@@ -158,6 +158,18 @@ describe("a person's page", () => {
     expect(page.status).toBe(404);
     expect(await page.text()).toContain("Nobody with this email address or id is in your marketing account");
   });
+
+  it("a person id of 16 digits or more is asked of the service exactly as written (ids past 2^53 not rounded)", async () => {
+    const asked = (id: string) => h.emulator.requests.filter((r) => r.method === "GET" && r.path === `/api/people/${id}`).length;
+    for (const id of ["1000000000000000", "9007199254740993", "18446744073709551615"]) {
+      expect((await loadData(h.app.url, A, `/app/people/${id}`)).status, id).toBe(404); // nobody by that id in the emulator
+      expect(asked(id), id).toBe(1);
+    }
+    expect(asked("9007199254740992")).toBe(0);
+    // Longer than any id: not asked at all.
+    expect((await loadData(h.app.url, A, `/app/people/${"9".repeat(21)}`)).status).toBe(404);
+    expect(asked("9".repeat(21))).toBe(0);
+  });
 });
 
 describe("in the merchant's words", () => {
