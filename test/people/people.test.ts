@@ -183,6 +183,27 @@ describe("in the merchant's words", () => {
     expect(html).toMatch(/<option value="active">Subscribed<\/option>/);
   });
 
+  it("a hard-bounced person (still 'confirmed' in statusDetails) is never shown as subscribed: list and person page agree", async () => {
+    const shop = "people-bounced.myshopify.com";
+    expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
+    const account = h.emulator.createAccount({ company: "Bounce Ltd" });
+    await h.connect(shop, account.apiKey);
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: account.apiKey, retries: 0 });
+    for (const email of ["bounced@example.com", "fine@example.com"]) await svc.people.upsert({ email, source: "shopify", skipDoubleOptIn: true, statusDetails: "confirmed" });
+    h.emulator.markHardBounced("bounced@example.com", account.accountId);
+    const text = (html: string) => html.replace(/<script[\s\S]*?<\/script>/g, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+
+    const listHtml = await (await openPage(h.app.url, shop, "/app/people")).text();
+    expect(text(listHtml)).toMatch(/bounced@example\.com (?:\S+ )?Bounced or suppressed/);
+    expect(text(listHtml)).toMatch(/fine@example\.com (?:\S+ )?Subscribed/);
+    expect(badges(listHtml).sort()).toEqual(["Bounced or suppressed", "Subscribed"]);
+
+    const page = await (await openPage(h.app.url, shop, `/app/people/${encodeURIComponent("bounced@example.com")}`)).text();
+    expect(badges(page)).toEqual(["Bounced or suppressed"]);
+    expect(text(page)).toMatch(/Does not receive email \( ?bounced or suppressed ?\)/);
+    expect(text(page)).not.toMatch(/Subscribed|subscribed\)|confirmed/);
+  });
+
   it("a person's events: names in words, the data as a short summary, field names in words, one 'When' column", async () => {
     const ada = await person(A, "ada@example.com");
     expect(ada.events.map((e) => [e.label, e.summary])).toEqual([
