@@ -11,7 +11,6 @@ import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
 import { LOCAL_DATETIME_RE, isValidZone, localToIso, scheduleReadings, serviceRounded } from "./schedule";
-import { messageOf } from "../errors";
 
 const PER_PAGE = 20;
 
@@ -83,31 +82,6 @@ export interface PageInfo {
   to: number | null;
 }
 const pageInfo = (m: PaginationMeta): PageInfo => ({ page: m.currentPage, lastPage: m.lastPage, total: m.total, from: m.from, to: m.to });
-
-// ------------------------------------------------------------------ time zone
-
-/** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
-export interface AdminGraphql {
-  graphql(query: string, options?: { variables?: Record<string, unknown>; signal?: AbortSignal }): Promise<Response>;
-}
-
-const SHOP_TIMEZONE_QUERY = `#graphql
-  query ShopTimezone { shop { ianaTimezone } }`;
-const shopTimezoneAnswer = z.object({ data: z.object({ shop: z.object({ ianaTimezone: z.string() }) }) });
-
-/**
- * The zone schedules are picked and shown in: the store's own (Shopify `shop.ianaTimezone`, what
- * the merchant sees everywhere else in the admin), else the marketing account's, else UTC.
- */
-export async function scheduleZone(admin: AdminGraphql, shop: string, accountTimezone: string | null): Promise<string> {
-  try {
-    const answer = shopTimezoneAnswer.parse(await (await admin.graphql(SHOP_TIMEZONE_QUERY, { signal: AbortSignal.timeout(10_000) })).json());
-    if (isValidZone(answer.data.shop.ianaTimezone)) return answer.data.shop.ianaTimezone;
-  } catch (error) {
-    logger().warn({ shop, err: messageOf(error) }, "store time zone lookup failed");
-  }
-  return isValidZone(accountTimezone) ? accountTimezone : "UTC";
-}
 
 // ------------------------------------------------------------------ list
 

@@ -4,8 +4,9 @@ import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, 
 import { useEffect, useState } from "react";
 import { HandOffLink, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { serviceAccess } from "~/admin/service-access.server";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
-import { campaignAction, campaignPage, scheduleZone, type DetailValues } from "~/campaigns/campaigns.server";
+import { campaignAction, campaignPage, type DetailValues } from "~/campaigns/campaigns.server";
 import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
 import { StatusBadge, TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
@@ -13,7 +14,9 @@ import { authenticate } from "~/shopify.server";
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
   const access = await serviceAccess(session.shop);
-  const zone = await scheduleZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
+  // Schedules are picked and shown in the store's zone, as dates on every other admin page (the
+  // marketing account's zone only when Shopify cannot say); the form carries the zone it showed.
+  const zone = await storeTimeZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
   const page = await campaignPage(session.shop, params.id, zone);
   if (page.notFound) throw new Response("Campaign not found", { status: 404 });
   return page;
