@@ -11,7 +11,6 @@ import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
 import { LOCAL_DATETIME_RE, isValidZone, localToIso, scheduleReadings, serviceRounded } from "./schedule";
-import { messageOf } from "../errors";
 
 const PER_PAGE = 20;
 
@@ -83,31 +82,6 @@ export interface PageInfo {
   to: number | null;
 }
 const pageInfo = (m: PaginationMeta): PageInfo => ({ page: m.currentPage, lastPage: m.lastPage, total: m.total, from: m.from, to: m.to });
-
-// ------------------------------------------------------------------ time zone
-
-/** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
-export interface AdminGraphql {
-  graphql(query: string, options?: { variables?: Record<string, unknown>; signal?: AbortSignal }): Promise<Response>;
-}
-
-const SHOP_TIMEZONE_QUERY = `#graphql
-  query ShopTimezone { shop { ianaTimezone } }`;
-const shopTimezoneAnswer = z.object({ data: z.object({ shop: z.object({ ianaTimezone: z.string() }) }) });
-
-/**
- * The zone schedules are picked and shown in: the store's own (Shopify `shop.ianaTimezone`, what
- * the merchant sees everywhere else in the admin), else the marketing account's, else UTC.
- */
-export async function scheduleZone(admin: AdminGraphql, shop: string, accountTimezone: string | null): Promise<string> {
-  try {
-    const answer = shopTimezoneAnswer.parse(await (await admin.graphql(SHOP_TIMEZONE_QUERY, { signal: AbortSignal.timeout(10_000) })).json());
-    if (isValidZone(answer.data.shop.ianaTimezone)) return answer.data.shop.ianaTimezone;
-  } catch (error) {
-    logger().warn({ shop, err: messageOf(error) }, "store time zone lookup failed");
-  }
-  return isValidZone(accountTimezone) ? accountTimezone : "UTC";
-}
 
 // ------------------------------------------------------------------ list
 
@@ -211,8 +185,62 @@ const detailsSchema = z.object({
   replyToEmail: optionalEmail,
 });
 type Details = z.infer<typeof detailsSchema>;
+const DETAIL_KEYS = ["name", "subject", "previewText", "senderName", "senderEmail", "replyToName", "replyToEmail"] as const;
+type DetailKey = (typeof DETAIL_KEYS)[number];
+export type DetailValues = Record<DetailKey, string>;
 
-const updateFormSchema = detailsSchema.extend({ intent: z.literal("update") });
+const STALE_FORM = "This page is out of date. Reload it and make your changes again.";
+/**
+ * The Details as the page loaded them (a hidden field, JSON): only the fields the merchant changed
+ * since are saved, so a change made meanwhile in the email editor is not written back over.
+ */
+const loadedText = z.string({ error: STALE_FORM }).max(1000, { error: STALE_FORM });
+const loadedSchema = z
+  .string({ error: STALE_FORM })
+  .transform((raw, ctx) => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: STALE_FORM });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z.object(
+      { name: loadedText, subject: loadedText, previewText: loadedText, senderName: loadedText, senderEmail: loadedText, replyToName: loadedText, replyToEmail: loadedText },
+      { error: STALE_FORM },
+    ),
+  );
+const detailsFormSchema = detailsSchema.extend({ loaded: loadedSchema });
+type DetailsForm = z.infer<typeof detailsFormSchema>;
+const updateFormSchema = detailsFormSchema.extend({ intent: z.literal("update") });
+
+const detailValues = (c: Campaign): DetailValues => ({
+  name: c.name,
+  subject: c.subject ?? "",
+  previewText: c.previewText ?? "",
+  senderName: c.sender?.name ?? "",
+  senderEmail: c.sender?.email ?? "",
+  replyToName: c.replyTo?.name ?? "",
+  replyToEmail: c.replyTo?.email ?? "",
+});
+const same = (a: string | undefined, b: string | undefined) => (a ?? "").trim() === (b ?? "").trim();
+
+const EDITED_ELSEWHERE = "This campaign was changed in the email editor since you opened it. Reload to see the changes.";
+
+/**
+ * What the merchant changed on the page since it loaded, or a refusal when one of those fields was
+ * also changed elsewhere meanwhile (the email editor, a colleague): never overwritten unseen.
+ */
+function changesSinceLoaded(intent: string, form: Details, loaded: DetailValues, saved: Campaign): { changed: DetailKey[] } | { problem: CampaignActionResult } {
+  const now = detailValues(saved);
+  const changed = DETAIL_KEYS.filter((k) => !same(form[k], loaded[k]));
+  const clash = changed.filter((k) => !same(now[k], loaded[k]) && !same(now[k], form[k]));
+  if (clash.length) {
+    return { problem: refused(intent, { kind: "edited_elsewhere", title: intent === "update" ? "Nothing was saved" : "Nothing was saved or sent", message: EDITED_ELSEWHERE }) };
+  }
+  return { changed: changed.filter((k) => !same(now[k], form[k])) };
+}
 
 const recipientsSchema = z
   .string()
@@ -295,12 +323,12 @@ export async function createCampaign(shop: string, form: FormData): Promise<Camp
  * An empty sender or reply-to address on a draft that has one: §4.2 has no way to clear it (the
  * service keeps the saved one), so the field is refused rather than "saved".
  */
-function clearedAddresses(saved: Campaign, form: { senderEmail?: string; replyToEmail?: string }): Record<string, string> {
+function clearedAddresses(saved: Campaign, form: { senderEmail?: string; replyToEmail?: string }, changed: readonly DetailKey[]): Record<string, string> {
   const fields: Record<string, string> = {};
-  if (!form.senderEmail && saved.sender?.email) {
+  if (changed.includes("senderEmail") && !form.senderEmail && saved.sender?.email) {
     fields.senderEmail = `A campaign needs a sender email, so it cannot be removed; change it instead. The saved one is ${saved.sender.email}.`;
   }
-  if (!form.replyToEmail && saved.replyTo?.email) {
+  if (changed.includes("replyToEmail") && !form.replyToEmail && saved.replyTo?.email) {
     fields.replyToEmail = `The reply-to email cannot be removed, only changed. The saved one is ${saved.replyTo.email}.`;
   }
   return fields;
@@ -309,32 +337,43 @@ function clearedAddresses(saved: Campaign, form: { senderEmail?: string; replyTo
 const NO_SUBJECT = "Add a subject before sending.";
 
 /**
- * Before a draft is sent or scheduled: the Details the form carried are saved (what the merchant
- * sees is what goes out), and a draft without a subject is refused, whatever the form said.
- * Anything else the service checks itself (content, review, sender, limits).
+ * Before a draft is sent or scheduled: the Details the merchant changed on the page are saved
+ * (what the merchant sees is what goes out, unless the editor changed the same field meanwhile),
+ * and a draft without a subject is refused, whatever the form said. Anything else the service
+ * checks itself (content, review, sender, limits).
  */
-async function readyToSend(client: ServiceAccess["client"], id: number, intent: string, details: Details | null): Promise<CampaignActionResult | null> {
+async function readyToSend(client: ServiceAccess["client"], id: number, intent: string, details: DetailsForm | null): Promise<CampaignActionResult | null> {
   const saved = await client.campaigns.get(id);
   // Not a draft: the service's own refusal says so.
   if (saved.status !== "draft") return null;
-  const subject = details ? details.subject : (saved.subject ?? "").trim();
+  let changed: DetailKey[] = [];
+  if (details) {
+    const since = changesSinceLoaded(intent, details, details.loaded, saved);
+    if ("problem" in since) return since.problem;
+    changed = since.changed;
+  }
+  const subject = details && changed.includes("subject") ? details.subject : (saved.subject ?? "").trim();
   if (!subject) {
     return refused(intent, { kind: "form", title: "This campaign has no subject", message: `${NO_SUBJECT} Nothing was sent.`, fields: { subject: NO_SUBJECT } });
   }
-  if (!details) return null;
-  const cleared = clearedAddresses(saved, details);
+  if (!details || !changed.length) return null;
+  const cleared = clearedAddresses(saved, details, changed);
   if (Object.keys(cleared).length) return refused(intent, { kind: "form", title: "Nothing was saved or sent", message: Object.values(cleared).join(" "), fields: cleared });
-  await saveDetails(client, id, details);
+  await saveDetails(client, id, details, changed);
   return null;
 }
 
-function saveDetails(client: ServiceAccess["client"], id: number, d: Details) {
+/** Only the changed fields: the service keeps the rest as they are now. */
+function saveDetails(client: ServiceAccess["client"], id: number, d: Details, changed: readonly DetailKey[]) {
+  const has = (k: DetailKey) => changed.includes(k);
+  const person = (name: string, email: string | undefined, nameKey: DetailKey, emailKey: DetailKey) =>
+    has(nameKey) || has(emailKey) ? { ...(has(nameKey) ? { name } : {}), ...(has(emailKey) && email ? { email } : {}) } : undefined;
   return client.campaigns.update(id, {
-    name: d.name,
-    subject: d.subject,
-    previewText: d.previewText,
-    sender: { name: d.senderName, ...(d.senderEmail ? { email: d.senderEmail } : {}) },
-    replyTo: { name: d.replyToName, ...(d.replyToEmail ? { email: d.replyToEmail } : {}) },
+    ...(has("name") ? { name: d.name } : {}),
+    ...(has("subject") ? { subject: d.subject } : {}),
+    ...(has("previewText") ? { previewText: d.previewText } : {}),
+    ...(person(d.senderName, d.senderEmail, "senderName", "senderEmail") ? { sender: person(d.senderName, d.senderEmail, "senderName", "senderEmail") } : {}),
+    ...(person(d.replyToName, d.replyToEmail, "replyToName", "replyToEmail") ? { replyTo: person(d.replyToName, d.replyToEmail, "replyToName", "replyToEmail") } : {}),
   });
 }
 
@@ -353,9 +392,9 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
   }
   const a = parsed.data;
   // A send or schedule carries the Details card only when it has unsaved changes.
-  let details: Details | null = null;
+  let details: DetailsForm | null = null;
   if ((a.intent === "send" || a.intent === "schedule") && "name" in raw) {
-    const d = detailsSchema.safeParse(raw);
+    const d = detailsFormSchema.safeParse(raw);
     if (!d.success) return formProblem(a.intent, d.error);
     details = d.data;
   }
@@ -363,13 +402,18 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
     const done = (toast: string, goTo?: string): CampaignActionResult => ({ ok: true, intent: a.intent, toast, goTo, at: Date.now() });
     switch (a.intent) {
       case "update": {
-        if (!a.senderEmail || !a.replyToEmail) {
-          const saved = await client.campaigns.get(id.data);
-          // Not a draft: the service's own refusal says so below.
-          const fields = saved.status === "draft" ? clearedAddresses(saved, a) : {};
-          if (Object.keys(fields).length) return refused("update", { kind: "form", title: "Nothing was saved", message: Object.values(fields).join(" "), fields });
+        const saved = await client.campaigns.get(id.data);
+        // Not a draft: the service's own refusal says why.
+        if (saved.status !== "draft") {
+          await saveDetails(client, id.data, a, DETAIL_KEYS);
+          return done("Draft saved");
         }
-        await saveDetails(client, id.data, a);
+        const since = changesSinceLoaded("update", a, a.loaded, saved);
+        if ("problem" in since) return since.problem;
+        if (!since.changed.length) return done("No changes to save");
+        const fields = clearedAddresses(saved, a, since.changed);
+        if (Object.keys(fields).length) return refused("update", { kind: "form", title: "Nothing was saved", message: Object.values(fields).join(" "), fields });
+        await saveDetails(client, id.data, a, since.changed);
         return done("Draft saved");
       }
       case "clone": {

@@ -146,7 +146,8 @@ function listFieldErrors(error: z.ZodError): Record<string, string> {
 
 // ------------------------------------------------------------------ one person
 
-const idOrEmailParam = z.union([z.string().regex(/^\d{1,15}$/).transform(Number), emailSchema]);
+// A person id is passed on as the digits typed, never as a JS number: ids past 2^53 would be rounded.
+const idOrEmailParam = z.union([z.string().regex(/^\d{1,20}$/), emailSchema]);
 
 export const eventFiltersSchema = z
   .object({

@@ -22,6 +22,22 @@ export const STATUS_FILTERS = [
   { label: statusLabel("blocked"), value: "blocked" },
 ];
 
+/** Why an inactive person gets no email, when statusDetails says so. */
+const NOT_RECEIVING = new Set(["unconfirmed", "unsubscribed", "blocked"]);
+const BOUNCED = "Bounced or suppressed";
+
+/**
+ * A person's status in words. `status` decides whether they receive email: it also reflects hard
+ * bounces and suppression (spec §2.2), so an inactive person whose statusDetails still says
+ * "confirmed" reads "Bounced or suppressed", never "Subscribed".
+ */
+export function personStatusLabel(status: string, details: string | null): string {
+  if (status === "active") return statusLabel("active");
+  if (status === "inactive") return details && NOT_RECEIVING.has(details) ? statusLabel(details) : BOUNCED;
+  return statusLabel(details ?? status);
+}
+
 export function PersonStatus({ status, details }: { status: string; details: string | null }) {
-  return <Badge tone={status === "active" ? "success" : details === "blocked" ? "critical" : undefined}>{statusLabel(details ?? status)}</Badge>;
+  const label = personStatusLabel(status, details);
+  return <Badge tone={status === "active" ? "success" : details === "blocked" || label === BOUNCED ? "critical" : undefined}>{label}</Badge>;
 }

@@ -4,8 +4,9 @@ import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, 
 import { useEffect, useState } from "react";
 import { HandOffLink, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { serviceAccess } from "~/admin/service-access.server";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
-import { campaignAction, campaignPage, scheduleZone } from "~/campaigns/campaigns.server";
+import { campaignAction, campaignPage, type DetailValues } from "~/campaigns/campaigns.server";
 import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
 import { StatusBadge, TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
@@ -13,7 +14,9 @@ import { authenticate } from "~/shopify.server";
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
   const access = await serviceAccess(session.shop);
-  const zone = await scheduleZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
+  // Schedules are picked and shown in the store's zone, as dates on every other admin page (the
+  // marketing account's zone only when Shopify cannot say); the form carries the zone it showed.
+  const zone = await storeTimeZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
   const page = await campaignPage(session.shop, params.id, zone);
   if (page.notFound) throw new Response("Campaign not found", { status: 404 });
   return page;
@@ -55,7 +58,7 @@ function CampaignScreen() {
   }, [result, navigate]);
 
   const c = data.campaign;
-  const [form, setForm] = useState(() => ({
+  const loadedNow = (): DetailValues => ({
     name: c?.name ?? "",
     subject: c?.subject ?? "",
     previewText: c?.previewText ?? "",
@@ -63,7 +66,27 @@ function CampaignScreen() {
     senderEmail: c?.senderEmail ?? "",
     replyToName: c?.replyToName ?? "",
     replyToEmail: c?.replyToEmail ?? "",
-  }));
+  });
+  // `base`: the values the merchant's form started from, posted with it so that only the fields
+  // the merchant changed are saved (the email editor may change others meanwhile).
+  const [{ form, base }, setDetails] = useState(() => ({ form: loadedNow(), base: loadedNow() }));
+  const fresh = loadedNow();
+  const freshKey = JSON.stringify(fresh);
+  useEffect(() => {
+    // Newer values from the service (after a save, or changed in the editor): fields the merchant
+    // has not changed, or that now match what they typed, follow; their other edits stay.
+    const now = JSON.parse(freshKey) as DetailValues;
+    setDetails(({ form: f, base: b }) => {
+      const next = { form: { ...f }, base: { ...b } };
+      for (const k of Object.keys(now) as (keyof DetailValues)[]) {
+        if (f[k] === b[k] || f[k] === now[k]) {
+          next.form[k] = now[k];
+          next.base[k] = now[k];
+        }
+      }
+      return next;
+    });
+  }, [freshKey]);
   const [recipients, setRecipients] = useState("");
   const [scheduledAt, setScheduledAt] = useState("");
   const [confirm, setConfirm] = useState<"send" | "delete" | null>(null);
@@ -99,11 +122,11 @@ function CampaignScreen() {
   const pickedIso = scheduledAt ? localToIso(scheduledAt, zone) : null;
   const pickedRounded = pickedIso ? serviceRounded(pickedIso) : null;
   const preview = pickedRounded ? scheduleReadings(pickedRounded, zone) : null;
-  const set = (k: keyof typeof form) => (v: string) => setForm((f) => ({ ...f, [k]: v }));
+  const set = (k: keyof DetailValues) => (v: string) => setDetails((d) => ({ ...d, form: { ...d.form, [k]: v } }));
+  const loaded = JSON.stringify(base);
   // Unsaved Details go out with a send or schedule: what the merchant sees is what is sent.
-  const saved = { name: c.name, subject: c.subject, previewText: c.previewText, senderName: c.senderName, senderEmail: c.senderEmail, replyToName: c.replyToName, replyToEmail: c.replyToEmail };
-  const unsaved = draft && (Object.keys(form) as (keyof typeof form)[]).some((k) => form[k] !== saved[k]);
-  const withDetails = unsaved ? form : {};
+  const unsaved = draft && (Object.keys(form) as (keyof DetailValues)[]).some((k) => form[k] !== base[k]);
+  const withDetails = unsaved ? { ...form, loaded } : {};
 
   return (
     <Page title={c.name} titleMetadata={<StatusBadge status={c.status} />} backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
@@ -149,6 +172,7 @@ function CampaignScreen() {
           {draft ? (
             <Form method="post">
               <input type="hidden" name="intent" value="update" />
+              <input type="hidden" name="loaded" value={loaded} />
               <FormLayout>
                 <TextField label="Campaign name" name="name" value={form.name} onChange={set("name")} autoComplete="off" error={fieldError("name")} />
                 <TextField label="Subject" name="subject" value={form.subject} onChange={set("subject")} autoComplete="off" error={fieldError("subject")} />

@@ -5,14 +5,17 @@ import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { CAMPAIGN_TABS, StatusBadge, TryAgain } from "~/campaigns/ui";
 import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
-import { campaignsPage, createCampaign, scheduleZone } from "~/campaigns/campaigns.server";
+import { campaignsPage, createCampaign } from "~/campaigns/campaigns.server";
 import { serviceAccess } from "~/admin/service-access.server";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
   const access = await serviceAccess(session.shop);
-  const zone = await scheduleZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
+  // Schedules are picked and shown in the store's zone, as dates on every other admin page (the
+  // marketing account's zone only when Shopify cannot say); the form carries the zone it showed.
+  const zone = await storeTimeZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
   return campaignsPage(session.shop, new URL(request.url).searchParams, zone);
 };
 

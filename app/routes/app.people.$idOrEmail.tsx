@@ -5,7 +5,7 @@ import { useEffect, useState } from "react";
 import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
-import { PersonStatus, statusLabel } from "~/people/ui";
+import { PersonStatus, personStatusLabel } from "~/people/ui";
 import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
@@ -44,7 +44,7 @@ export default function PersonPage() {
             <SectionCard title="Consent" variant="oneThird">
               <Text as="p">
                 <span data-consent>
-                  {p.status === "active" ? "Receives email" : "Does not receive email"} ({statusLabel(p.statusDetails ?? p.status).toLowerCase()})
+                  {p.status === "active" ? "Receives email" : "Does not receive email"} ({personStatusLabel(p.status, p.statusDetails).toLowerCase()})
                 </span>
               </Text>
               <Text as="p" tone="subdued">

@@ -122,6 +122,40 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await shot("6-list-scheduled");
   });
 
+  it("a subject changed in the email editor while the page is open is not reverted by Save draft; the same field changed in both is refused", async () => {
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+    const c = await svc.campaigns.create({ name: "Editor meanwhile", templateId: "tpl-1" });
+    await svc.campaigns.update(c.id, { subject: "Old subject" });
+    const saved = () => h.emulator.state.campaigns.find((x) => x.id === c.id)!;
+    await open(`/app/campaigns/${c.id}`);
+    expect(await page.getByLabel("Subject").inputValue()).toBe("Old subject");
+
+    // In the editor tab (the page's "Open in the email editor ↗"), the subject is rewritten.
+    await svc.campaigns.update(c.id, { subject: "NEW subject from the editor" });
+    await page.getByLabel("Sender name").fill("Shop team");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await toasted("Draft saved");
+    expect(saved()).toMatchObject({ subject: "NEW subject from the editor", sender: { name: "Shop team" } });
+    // The page now shows the editor's subject, and a later save keeps it.
+    await page.waitForFunction(() => (document.querySelector<HTMLInputElement>("input[name=subject]")?.value ?? "") === "NEW subject from the editor");
+    const savedToasts = () => page.evaluate(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).filter((m) => m === "Draft saved").length);
+    const before = await savedToasts();
+    await page.getByLabel("Preview text").fill("Inside: news");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await expect.poll(savedToasts).toBe(before + 1);
+    expect(saved()).toMatchObject({ subject: "NEW subject from the editor", previewText: "Inside: news" });
+    // The page has reloaded its data after that save (nothing under way) before the editor changes it again.
+    await page.waitForFunction(() => document.querySelector("[aria-busy]")?.getAttribute("aria-busy") === "false");
+
+    // Both the editor and the merchant change the subject: refused, the editor's kept.
+    await svc.campaigns.update(c.id, { subject: "Second editor subject" });
+    await page.getByLabel("Subject").fill("Typed in the app");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await page.getByText("This campaign was changed in the email editor since you opened it. Reload to see the changes.").waitFor();
+    expect(saved().subject).toBe("Second editor subject");
+    await shot("2c-changed-in-the-editor");
+  });
+
   it("send now: no subject is refused beside the field; a subject typed but not saved goes out with the send; review required resolved with Send anyway", async () => {
     await open("/app/templates");
     await page.getByRole("row", { name: /Monthly newsletter/ }).getByRole("button", { name: "Create campaign" }).click();

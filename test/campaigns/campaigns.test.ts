@@ -92,8 +92,14 @@ const readyDraft = async (shop = A, name = "Spring sale") => {
   return id;
 };
 const sendsOf = (id: number) => h.emulator.requests.filter((r) => r.path === `/api/campaigns/${id}/send` || r.path === `/api/campaigns/${id}/schedule`);
+/** The Details of a campaign as its page loaded them: the form posts them back in `loaded`. */
+const loadedOf = (id: number) => {
+  const c = emuCampaign(id)!;
+  return JSON.stringify({ name: c.name, subject: c.subject, previewText: c.previewText, senderName: c.sender.name, senderEmail: c.sender.email, replyToName: c.replyTo.name, replyToEmail: c.replyTo.email });
+};
 /** The Details card as the page posts it. */
-const details = (over: Record<string, string> = {}) => ({
+const details = (id: number, over: Record<string, string> = {}) => ({
+  loaded: loadedOf(id),
   name: "Typed campaign",
   subject: "Typed, never saved",
   previewText: "",
@@ -211,6 +217,7 @@ describe("one campaign", () => {
     const id = await draftFromTemplate();
     const fields = {
       intent: "update",
+      loaded: loadedOf(id),
       name: "Spring sale 2027",
       subject: "20% off everything",
       previewText: "This weekend only",
@@ -233,7 +240,7 @@ describe("one campaign", () => {
     const id = await draftFromTemplate(A, "Keep the sender");
     const saved = { sender: { ...emuCampaign(id)!.sender }, replyTo: { ...emuCampaign(id)!.replyTo } };
     expect(saved.sender.email).toBe("owner@default-shop.example");
-    const fields = { intent: "update", name: "Keep the sender", subject: "New subject", previewText: "", senderName: "Shop", senderEmail: "", replyToName: "Shop", replyToEmail: "help@default-shop.example" };
+    const fields = { intent: "update", loaded: loadedOf(id), name: "Keep the sender", subject: "New subject", previewText: "", senderName: "Shop", senderEmail: "", replyToName: "Shop", replyToEmail: "help@default-shop.example" };
     const updates = () => h.emulator.requests.filter((r) => r.method === "PUT" && r.path === `/api/campaigns/${id}`).length;
 
     const noSender = problemOf(await act(A, `/app/campaigns/${id}`, fields));
@@ -253,7 +260,7 @@ describe("one campaign", () => {
   it("only drafts can be edited or sent: the service's reason is shown", async () => {
     const id = await draftFromTemplate();
     h.emulator.advanceCampaign(id, "sent");
-    const upd = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "update", name: "x", subject: "", previewText: "", senderName: "", senderEmail: "", replyToName: "", replyToEmail: "" }));
+    const upd = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "update", loaded: loadedOf(id), name: "x", subject: "", previewText: "", senderName: "", senderEmail: "", replyToName: "", replyToEmail: "" }));
     expect(upd.message).toMatch(/Only draft campaigns can be updated/);
     expect(problemOf(await act(A, `/app/campaigns/${id}`, { intent: "send", force: "true" })).message).toMatch(/Only draft campaigns can be sent/);
   });
@@ -507,7 +514,7 @@ describe("what is sent is what the page shows", () => {
       { intent: "send" },
       { intent: "send", force: "true" },
       { intent: "schedule", zone: NY, scheduledAt: "2027-02-01T10:00", force: "true" },
-      { intent: "send", force: "true", ...details({ subject: "   " }) },
+      { intent: "send", force: "true", ...details(id, { subject: "   " }) },
     ] as Record<string, string>[]) {
       const p = problemOf(await act(A, `/app/campaigns/${id}`, fields));
       expect(p.fields, JSON.stringify(fields)).toEqual({ subject: "Add a subject before sending." });
@@ -520,23 +527,85 @@ describe("what is sent is what the page shows", () => {
   it("unsaved Details posted with Send or Schedule are saved first, then sent; a Details refusal sends nothing", async () => {
     const sent = await draftFromTemplate(A, "Send with edits");
     h.emulator.markReviewed(sent);
-    expect(await act(A, `/app/campaigns/${sent}`, { intent: "send", ...details({ name: "Send with edits", subject: "Typed just before sending" }) })).toMatchObject({ ok: true });
+    expect(await act(A, `/app/campaigns/${sent}`, { intent: "send", ...details(sent, { name: "Send with edits", subject: "Typed just before sending" }) })).toMatchObject({ ok: true });
     expect(emuCampaign(sent)).toMatchObject({ status: "preparing", subject: "Typed just before sending" });
     const order = h.emulator.requests.filter((r) => r.path.startsWith(`/api/campaigns/${sent}`) && r.method !== "GET").map((r) => `${r.method} ${r.path}`);
     expect(order).toEqual([`PUT /api/campaigns/${sent}`, `POST /api/campaigns/${sent}/send`]);
 
     const scheduled = await draftFromTemplate(A, "Schedule with edits");
     h.emulator.markReviewed(scheduled);
-    const r = await act(A, `/app/campaigns/${scheduled}`, { intent: "schedule", zone: NY, scheduledAt: "2027-02-01T10:00", ...details({ name: "Schedule with edits", subject: "Typed before scheduling" }) });
+    const r = await act(A, `/app/campaigns/${scheduled}`, { intent: "schedule", zone: NY, scheduledAt: "2027-02-01T10:00", ...details(scheduled, { name: "Schedule with edits", subject: "Typed before scheduling" }) });
     expect(r).toMatchObject({ ok: true });
     expect(emuCampaign(scheduled)).toMatchObject({ status: "scheduled", subject: "Typed before scheduling" });
 
     const cleared = await draftFromTemplate(A, "Cleared sender");
     h.emulator.markReviewed(cleared);
-    const p = problemOf(await act(A, `/app/campaigns/${cleared}`, { intent: "send", ...details({ subject: "Fine", senderEmail: "" }) }));
+    const p = problemOf(await act(A, `/app/campaigns/${cleared}`, { intent: "send", ...details(cleared, { subject: "Fine", senderEmail: "" }) }));
     expect(Object.keys(p.fields ?? {})).toEqual(["senderEmail"]);
     expect(sendsOf(cleared)).toHaveLength(0);
     expect(emuCampaign(cleared)).toMatchObject({ status: "draft", subject: "" });
+  });
+});
+
+describe("a change made meanwhile in the email editor", () => {
+  interface Details { name: string; subject: string; previewText: string; senderName: string; senderEmail: string; replyToName: string; replyToEmail: string }
+  const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  /** The Details form as the merchant opened the page: its fields and the hidden `loaded` it posts back. */
+  const openDetails = async (id: number) => {
+    const html = await (await openPage(h.app.url, A, `/app/campaigns/${id}`)).text();
+    const loaded = /<input type="hidden" name="loaded" value="([^"]*)"/.exec(html)?.[1];
+    expect(loaded, "the Details form carries the values it was loaded with").toBeDefined();
+    const shown = (await load<{ campaign: Details }>(A, `/app/campaigns/${id}`, ONE)).campaign;
+    const { name, subject, previewText, senderName, senderEmail, replyToName, replyToEmail } = shown;
+    return { loaded: unescape(loaded!), name, subject, previewText, senderName, senderEmail, replyToName, replyToEmail };
+  };
+  /** The email editor (the page's own "Open in the email editor" link) changes the draft. */
+  const editInEditor = (id: number, change: { subject?: string; previewText?: string }) => Object.assign(emuCampaign(id)!, change);
+  const updatesOf = (id: number) => h.emulator.requests.filter((r) => r.method === "PUT" && r.path === `/api/campaigns/${id}`);
+
+  it("saving another field keeps the subject changed in the editor; changing the same field is refused with a reason, nothing overwritten", async () => {
+    const id = await draftFromTemplate(A, "Editor and app");
+    editInEditor(id, { subject: "Old subject", previewText: "Old preview" });
+    const form = await openDetails(id);
+    editInEditor(id, { subject: "NEW subject from the editor" });
+
+    // Only the sender name changed on the page: saved, and the editor's subject stays.
+    expect(await act(A, `/app/campaigns/${id}`, { intent: "update", ...form, senderName: "Shop team" })).toMatchObject({ ok: true, toast: "Draft saved" });
+    expect(emuCampaign(id)).toMatchObject({ subject: "NEW subject from the editor", previewText: "Old preview", sender: { name: "Shop team" } });
+
+    // The subject changed on the page too (the page was not reloaded): refused, the editor's subject kept.
+    const before = updatesOf(id).length;
+    const p = problemOf(await act(A, `/app/campaigns/${id}`, { intent: "update", ...form, subject: "Typed in the app" }));
+    expect(p).toMatchObject({ title: "Nothing was saved", message: "This campaign was changed in the email editor since you opened it. Reload to see the changes." });
+    expect(updatesOf(id).length).toBe(before);
+    expect(emuCampaign(id)?.subject).toBe("NEW subject from the editor");
+
+    // After a reload the merchant's change is saved.
+    const reloaded = await openDetails(id);
+    expect(reloaded.subject).toBe("NEW subject from the editor");
+    expect(await act(A, `/app/campaigns/${id}`, { intent: "update", ...reloaded, subject: "Typed in the app" })).toMatchObject({ ok: true, toast: "Draft saved" });
+    expect(emuCampaign(id)?.subject).toBe("Typed in the app");
+  });
+
+  it("Send now with unsaved details keeps the editor's changes to other fields, and sends nothing over a field changed in both", async () => {
+    const id = await draftFromTemplate(A, "Send after editing");
+    h.emulator.markReviewed(id);
+    editInEditor(id, { subject: "Subject from the app" });
+    const form = await openDetails(id);
+    editInEditor(id, { previewText: "Preview from the editor" });
+    // The send form carries the Details only when they have unsaved changes.
+    expect(await act(A, `/app/campaigns/${id}`, { intent: "send", ...form, senderName: "Shop team" })).toMatchObject({ ok: true });
+    expect(emuCampaign(id)).toMatchObject({ status: "preparing", subject: "Subject from the app", previewText: "Preview from the editor", sender: { name: "Shop team" } });
+
+    const other = await draftFromTemplate(A, "Schedule after editing");
+    h.emulator.markReviewed(other);
+    editInEditor(other, { subject: "Subject from the app" });
+    const page = await openDetails(other);
+    editInEditor(other, { subject: "Subject from the editor" });
+    const p = problemOf(await act(A, `/app/campaigns/${other}`, { intent: "schedule", zone: NY, scheduledAt: "2027-02-01T10:00", ...page, subject: "Typed in the app" }));
+    expect(p).toMatchObject({ title: "Nothing was saved or sent", message: expect.stringContaining("changed in the email editor since you opened it") });
+    expect(sendsOf(other)).toHaveLength(0);
+    expect(emuCampaign(other)).toMatchObject({ status: "draft", subject: "Subject from the editor" });
   });
 });
 

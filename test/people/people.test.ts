@@ -158,6 +158,18 @@ describe("a person's page", () => {
     expect(page.status).toBe(404);
     expect(await page.text()).toContain("Nobody with this email address or id is in your marketing account");
   });
+
+  it("a person id of 16 digits or more is asked of the service exactly as written (ids past 2^53 not rounded)", async () => {
+    const asked = (id: string) => h.emulator.requests.filter((r) => r.method === "GET" && r.path === `/api/people/${id}`).length;
+    for (const id of ["1000000000000000", "9007199254740993", "18446744073709551615"]) {
+      expect((await loadData(h.app.url, A, `/app/people/${id}`)).status, id).toBe(404); // nobody by that id in the emulator
+      expect(asked(id), id).toBe(1);
+    }
+    expect(asked("9007199254740992")).toBe(0);
+    // Longer than any id: not asked at all.
+    expect((await loadData(h.app.url, A, `/app/people/${"9".repeat(21)}`)).status).toBe(404);
+    expect(asked("9".repeat(21))).toBe(0);
+  });
 });
 
 describe("in the merchant's words", () => {
@@ -169,6 +181,27 @@ describe("in the merchant's words", () => {
     expect(badges(html).sort()).toEqual(["Not confirmed yet", "Subscribed", "Subscribed", "Unsubscribed"]);
     expect(html).toMatch(/<option value="unconfirmed">Not confirmed yet<\/option>/);
     expect(html).toMatch(/<option value="active">Subscribed<\/option>/);
+  });
+
+  it("a hard-bounced person (still 'confirmed' in statusDetails) is never shown as subscribed: list and person page agree", async () => {
+    const shop = "people-bounced.myshopify.com";
+    expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
+    const account = h.emulator.createAccount({ company: "Bounce Ltd" });
+    await h.connect(shop, account.apiKey);
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: account.apiKey, retries: 0 });
+    for (const email of ["bounced@example.com", "fine@example.com"]) await svc.people.upsert({ email, source: "shopify", skipDoubleOptIn: true, statusDetails: "confirmed" });
+    h.emulator.markHardBounced("bounced@example.com", account.accountId);
+    const text = (html: string) => html.replace(/<script[\s\S]*?<\/script>/g, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+
+    const listHtml = await (await openPage(h.app.url, shop, "/app/people")).text();
+    expect(text(listHtml)).toMatch(/bounced@example\.com (?:\S+ )?Bounced or suppressed/);
+    expect(text(listHtml)).toMatch(/fine@example\.com (?:\S+ )?Subscribed/);
+    expect(badges(listHtml).sort()).toEqual(["Bounced or suppressed", "Subscribed"]);
+
+    const page = await (await openPage(h.app.url, shop, `/app/people/${encodeURIComponent("bounced@example.com")}`)).text();
+    expect(badges(page)).toEqual(["Bounced or suppressed"]);
+    expect(text(page)).toMatch(/Does not receive email \( ?bounced or suppressed ?\)/);
+    expect(text(page)).not.toMatch(/Subscribed|subscribed\)|confirmed/);
   });
 
   it("a person's events: names in words, the data as a short summary, field names in words, one 'When' column", async () => {
