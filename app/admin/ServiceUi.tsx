@@ -1,4 +1,4 @@
-import { useSearchParams } from "@remix-run/react";
+import { useRevalidator, useSearchParams } from "@remix-run/react";
 import { Banner, BlockStack, Box, Button, Card, InlineStack, Layout, Pagination, Text } from "@shopify/polaris";
 import { useEffect, useRef, type ReactNode } from "react";
 import type { ServiceProblem } from "./service-errors";
@@ -116,5 +116,22 @@ export function PageNav({ page }: { page: { page: number; lastPage: number; tota
         </Text>
       </InlineStack>
     </Box>
+  );
+}
+
+/**
+ * What a page shows instead of its list when the service did not answer: the reason and a way to
+ * load the page again, never a table or an empty state that would read as "you have none".
+ */
+export function LoadFailed({ problem }: { problem: ServiceProblem }) {
+  const revalidator = useRevalidator();
+  return (
+    <Layout.Section>
+      <ProblemBanner problem={problem}>
+        <Button onClick={() => revalidator.revalidate()} loading={revalidator.state === "loading"}>
+          Try again
+        </Button>
+      </ProblemBanner>
+    </Layout.Section>
   );
 }

@@ -1,5 +1,4 @@
-import { useRevalidator } from "@remix-run/react";
-import { Badge, Button } from "@shopify/polaris";
+import { Badge } from "@shopify/polaris";
 
 /** The list's status tabs (§4.2 filter values; `sending` also shows `preparing`). */
 export const CAMPAIGN_TABS = ["draft", "scheduled", "sending", "sent", "paused", "failed", "all"] as const;
@@ -9,12 +8,3 @@ export function StatusBadge({ status }: { status: string }) {
   return <Badge tone={tone}>{status === "preparing" ? "Sending (preparing)" : status.charAt(0).toUpperCase() + status.slice(1)}</Badge>;
 }
 
-/** Loads the page again after the service failed to answer (campaign, template and people pages). */
-export function TryAgain() {
-  const revalidator = useRevalidator();
-  return (
-    <Button onClick={() => revalidator.revalidate()} loading={revalidator.state === "loading"}>
-      Try again
-    </Button>
-  );
-}

@@ -2,13 +2,13 @@ import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
-import { HandOffLink, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { HandOffLink, LoadFailed, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { serviceAccess } from "~/admin/service-access.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
 import { campaignAction, campaignPage, type DetailValues } from "~/campaigns/campaigns.server";
 import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
-import { StatusBadge, TryAgain } from "~/campaigns/ui";
+import { StatusBadge } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
@@ -105,13 +105,7 @@ function CampaignScreen() {
       <Page title="Campaign" backAction={{ content: "Campaigns", url: "/app/campaigns" }}>
         <Layout>
           {data.service ? <ServiceUnavailable service={data.service} what="Campaigns" /> : null}
-          {data.problem && (
-            <Layout.Section>
-              <ProblemBanner problem={data.problem}>
-                <TryAgain />
-              </ProblemBanner>
-            </Layout.Section>
-          )}
+          {data.problem && <LoadFailed problem={data.problem} />}
         </Layout>
       </Page>
     );

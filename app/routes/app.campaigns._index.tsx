@@ -2,8 +2,8 @@ import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigate, useNavigation, useSearchParams } from "@remix-run/react";
 import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Tabs, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
-import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
-import { CAMPAIGN_TABS, StatusBadge, TryAgain } from "~/campaigns/ui";
+import { LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { CAMPAIGN_TABS, StatusBadge } from "~/campaigns/ui";
 import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
 import { campaignsPage, createCampaign } from "~/campaigns/campaigns.server";
 import { serviceAccess } from "~/admin/service-access.server";
@@ -124,11 +124,7 @@ export default function Campaigns() {
             )}
             {/* The list could not be read: no table, no empty state, only the reason and a retry. */}
             {data.problem ? (
-              <Layout.Section>
-                <ProblemBanner problem={data.problem}>
-                  <TryAgain />
-                </ProblemBanner>
-              </Layout.Section>
+              <LoadFailed problem={data.problem} />
             ) : (
               <Layout.Section>
                 <Card padding="0">

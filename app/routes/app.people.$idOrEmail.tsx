@@ -2,11 +2,10 @@ import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
 import { Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
-import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
 import { PersonStatus, personStatusLabel } from "~/people/ui";
-import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
@@ -32,13 +31,7 @@ export default function PersonPage() {
       <Layout>
         {data.service && <ServiceUnavailable service={data.service} what="People" />}
         {/* The person could not be read: only the reason and a retry. */}
-        {!p && data.problem && (
-          <Layout.Section>
-            <ProblemBanner problem={data.problem}>
-              <TryAgain />
-            </ProblemBanner>
-          </Layout.Section>
-        )}
+        {!p && data.problem && <LoadFailed problem={data.problem} />}
         {p && (
           <>
             <SectionCard title="Consent" variant="oneThird">
@@ -91,11 +84,7 @@ export default function PersonPage() {
             </SectionCard>
             {/* The events could not be read (a bad filter is said beside it): no table, no "no events". */}
             {data.problem && !Object.keys(errors).length ? (
-              <Layout.Section>
-                <ProblemBanner problem={data.problem}>
-                  <TryAgain />
-                </ProblemBanner>
-              </Layout.Section>
+              <LoadFailed problem={data.problem} />
             ) : (
               <Layout.Section>
                 <Card padding="0">

@@ -2,11 +2,10 @@ import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
 import { Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
-import { PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
 import { PersonStatus, STATUS_FILTERS } from "~/people/ui";
-import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
@@ -66,11 +65,7 @@ export default function People() {
             </Layout.Section>
             {/* The list could not be read: no table, no "nobody matches", only the reason and a retry. */}
             {data.problem ? (
-              <Layout.Section>
-                <ProblemBanner problem={data.problem}>
-                  <TryAgain />
-                </ProblemBanner>
-              </Layout.Section>
+              <LoadFailed problem={data.problem} />
             ) : (
               <Layout.Section>
                 <Card padding="0">

@@ -2,10 +2,9 @@ import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
-import { HandOffLink, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
+import { HandOffLink, LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { PageError, formatWhen, useToast } from "~/admin/ui";
 import { createCampaign, templatesPage } from "~/campaigns/campaigns.server";
-import { TryAgain } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
@@ -71,11 +70,7 @@ export default function Templates() {
             )}
             {/* The list could not be read: no table, only the reason and a retry. */}
             {data.problem ? (
-              <Layout.Section>
-                <ProblemBanner problem={data.problem}>
-                  <TryAgain />
-                </ProblemBanner>
-              </Layout.Section>
+              <LoadFailed problem={data.problem} />
             ) : (
               <Layout.Section>
                 <Card padding="0">
