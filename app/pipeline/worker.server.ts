@@ -26,8 +26,11 @@ const COUNTER_HISTORY_DAYS = 31;
 
 export interface Worker {
   id: string;
-  /** Resolves when the queues hold nothing that is due (tests, the demo). */
-  idle(options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Resolves when the queues hold nothing that is due (tests, the demo), nor due within
+   * `dueWithinMs`: a retry planned a few milliseconds ahead is work still under way, not idleness.
+   */
+  idle(options?: { timeoutMs?: number; dueWithinMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -54,7 +57,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   let upkeepInFlight: Promise<unknown> | undefined;
   let sideWorkFound = false;
   let wake: (() => void) | undefined;
-  const idleWaiters: (() => void)[] = [];
+  const idleWaiters: { resolve: () => void; dueWithinMs: number }[] = [];
 
   async function tick(): Promise<number> {
     // Deliveries acknowledged into PGlite's journal are moved in as they come; this takes in the
@@ -134,8 +137,9 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     while (!stopping) {
       const work = await tick().catch(failed("tick"));
       if (work === 0) {
-        if (idleWaiters.length && (await hasDueWork().catch(failed("idle check"))) === false && (await journaledBacklog()) === 0) {
-          idleWaiters.splice(0).forEach((resolve) => resolve());
+        const horizon = Math.max(0, ...idleWaiters.map((w) => w.dueWithinMs));
+        if (idleWaiters.length && (await hasDueWork(horizon).catch(failed("idle check"))) === false && (await journaledBacklog()) === 0) {
+          idleWaiters.splice(0).forEach((w) => w.resolve());
         }
         await new Promise<void>((resolve) => {
           wake = resolve;
@@ -148,12 +152,15 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
 
   return {
     id,
-    idle: ({ timeoutMs = 60_000 } = {}) =>
+    idle: ({ timeoutMs = 60_000, dueWithinMs = 0 } = {}) =>
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`worker not idle after ${timeoutMs} ms`)), timeoutMs);
-        idleWaiters.push(() => {
-          clearTimeout(timer);
-          resolve();
+        idleWaiters.push({
+          dueWithinMs,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
         });
         wake?.();
       }),
@@ -204,17 +211,18 @@ export async function refreshQueueStatistics(): Promise<void> {
   });
 }
 
-/** Anything queued or in flight that a worker could act on now? */
-async function hasDueWork(): Promise<boolean> {
+/** Anything queued or in flight that a worker could act on now, or within `withinMs`? */
+async function hasDueWork(withinMs: number): Promise<boolean> {
+  const due = `now() + ${Math.round(withinMs)} * interval '1 millisecond'`;
   const [row] = await prisma().$queryRawUnsafe<{ due: boolean }[]>(
     `SELECT EXISTS (SELECT 1 FROM "WebhookDelivery"
-                    WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= now())
+                    WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= ${due})
          OR EXISTS (SELECT 1 FROM "OutboundCall" c JOIN "Shop" s ON s.domain = c.shop
-                    WHERE c.status IN ('${CALL_STATUS.queued}','${CALL_STATUS.running}') AND c."runAt" <= now()
+                    WHERE c.status IN ('${CALL_STATUS.queued}','${CALL_STATUS.running}') AND c."runAt" <= ${due}
                       AND ${canReceiveDeliveriesSql("s")})
          OR EXISTS (SELECT 1 FROM "AbandonmentTimer"
-                    WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= now())
-         OR EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('${BACKFILL_STATUS.queued}','${BACKFILL_STATUS.running}') AND "runAt" <= now()) AS due`
+                    WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= ${due})
+         OR EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('${BACKFILL_STATUS.queued}','${BACKFILL_STATUS.running}') AND "runAt" <= ${due}) AS due`
   );
   return Boolean(row?.due);
 }

@@ -34,7 +34,9 @@ describeEachDatabase("the pipeline on transient answers", (database) => {
     const shop = newShop();
     await h.connect(shop);
     h.emulator.setFaults({ serverErrors: { count: 1, status }, pathPrefix: "/api/events" });
-    h.startWorkers();
+    // A retry hundreds of milliseconds ahead: settle() must wait for it, not call the worker idle
+    // while the call waits for its time (a race that failed this test on a loaded machine).
+    h.startWorkers(1, { ...FAST_POLICY, backoffBaseMs: 300, backoffCapMs: 600 });
     const email = `t${status}@example.com`;
     expect((await h.send({ topic: "customers/create", shop, body: customerBody({ email, consent: "not_subscribed" }) })).status).toBe(200);
     await h.settle();

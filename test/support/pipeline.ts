@@ -32,12 +32,17 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
   const emulator = await startEmulator({ port: 0 });
   const app = await startTestApp({ database: options.database, env: { MARKETING_API_URL: emulator.url, ...options.env } });
   const workers: Worker[] = [];
+  // A test policy retries within milliseconds: such a retry is still work under way, so settle()
+  // waits for it (a policy with real backoff would wait minutes; there nothing ahead counts).
+  const retryHorizon = new WeakMap<Worker, number>();
   const harness: PipelineHarness = {
     app,
     emulator,
     workers,
     startWorkers(count = 1, policy = FAST_POLICY) {
       const started = Array.from({ length: count }, () => startWorker({ policy }));
+      const cap = policy.backoffCapMs ?? Infinity;
+      for (const w of started) retryHorizon.set(w, cap <= 1_000 ? cap + 20 : 0);
       workers.push(...started);
       return started;
     },
@@ -57,7 +62,7 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
       emulator.reset();
     },
     async settle(timeoutMs = 30_000) {
-      await Promise.all(workers.map((w) => w.idle({ timeoutMs })));
+      await Promise.all(workers.map((w) => w.idle({ timeoutMs, dueWithinMs: retryHorizon.get(w) })));
     },
     async close() {
       await harness.stopWorkers();
