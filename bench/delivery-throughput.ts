@@ -4,6 +4,7 @@
  *   npx tsx bench/delivery-throughput.ts [--customers 3000] [--workers 1,4] [--concurrency 64]
  *                                        [--postgres | --no-postgres] [--pglite-memory] [--phases]
  *                                        [--cpu-prof DIR] [--statements] [--rounds N]
+ *                                        [--service-latency MS] [--service-tail SHARE:MS]
  *
  * For each target: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), N customers/create deliveries recorded through recordDelivery() (as the
@@ -19,6 +20,11 @@
  * `--statements` prints the count and time of each kind of SQL statement the pipeline ran.
  * `--rounds N` runs everything N times over (each round with its own ceiling) and adds the median
  * of the rounds: on a shared machine one run's ratio lands on either side of 0.8 by chance.
+ * `--service-latency MS` has the emulator answer every call MS later, as a service across a network
+ * would, and `--service-tail 0.01:500` has 1 % of them wait 500 ms more (the pipeline's run and the
+ * ceiling alike): then the ceiling is bound by calls in flight, not by this machine's cores, and the
+ * ratio says whether the pipeline keeps the service's pipe full. Compare a 1-worker run with it (the
+ * ceiling has `--concurrency` calls in flight, as one worker has at most).
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -93,8 +99,16 @@ async function main(): Promise<void> {
       "cpu-prof": { type: "string" },
       statements: { type: "boolean", default: false },
       rounds: { type: "string", default: "1" },
+      "service-latency": { type: "string", default: "0" },
+      "service-tail": { type: "string" },
     },
   });
+  const serviceLatencyMs = Number(values["service-latency"]);
+  const [tailShare, tailMs] = (values["service-tail"] ?? "0:0").split(":").map(Number);
+  if (!(serviceLatencyMs >= 0 && serviceLatencyMs <= 10_000 && tailShare >= 0 && tailShare <= 1 && tailMs >= 0 && tailMs <= 60_000)) {
+    throw new Error("--service-latency 0..10000 (ms), --service-tail SHARE:MS (share 0..1, ms 0..60000)");
+  }
+  const serviceFaults = { ...(serviceLatencyMs ? { latencyMs: serviceLatencyMs } : {}), ...(tailShare && tailMs ? { slow: { share: tailShare, ms: tailMs } } : {}) };
   const customers = Number(values.customers);
   const concurrency = Number(values.concurrency);
   const pgWorkers = values.workers.split(",").map(Number);
@@ -106,6 +120,7 @@ async function main(): Promise<void> {
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
   console.log(`delivery-throughput: ${customers} customers/create deliveries per run; workers in this process (production policy: batch ${PIPELINE_POLICY.batchSize}, poll ${PIPELINE_POLICY.pollMs} ms); node ${process.version}`);
   if (!adminUrl) console.log("PostgreSQL: not measured (no server answered)");
+  if (Object.keys(serviceFaults).length) console.log(`service far away: every answer ${serviceLatencyMs} ms late${tailShare ? `, ${fmt(tailShare * 100, 1)} % of them ${tailMs} ms more` : ""}`);
 
   const rows: Row[] = [];
   const statementReports: { label: string; text: string }[] = [];
@@ -168,6 +183,7 @@ async function main(): Promise<void> {
       await moveJournaledDeliveries();
       const recordSeconds = (performance.now() - recordStart) / 1000;
       await emulator.clear(); // the connection check is not a delivery
+      if (Object.keys(serviceFaults).length) await emulator.setFaults(serviceFaults);
       // Recording marked webhooks as arriving: for a second the worker yields to them with small
       // batches (webhook-priority.server.ts). The backlog is measured once that burst is over.
       await sleep(WEBHOOK_PRIORITY.busyWindowMs + 50);

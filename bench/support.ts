@@ -212,6 +212,8 @@ export interface EmulatorProcess {
   /** The recorded /api requests (method, path, body), then clears the recording. */
   takeRequests(): Promise<{ method: string; path: string; body: unknown; status: number | null }[]>;
   clear(): Promise<void>;
+  /** The emulator's faults (dev/emulator/server.ts), e.g. the latency of a service far away. */
+  setFaults(faults: Record<string, unknown>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -250,10 +252,10 @@ export async function startEmulatorProcess(extraExecArgv: string[] = []): Promis
   const child = fork(SELF, ["--emulator-child"], { execArgv: [...tsxExecArgv(), ...extraExecArgv], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const ready = await nextMessage<{ type: "ready"; url: string; apiKey: string }>(child, "ready");
   let seq = 0;
-  const ask = async <T,>(type: string): Promise<T> => {
+  const ask = async <T,>(type: string, value?: unknown): Promise<T> => {
     const id = ++seq;
     const answer = nextMessage<{ type: string; value: T }>(child, `${type}:${id}`);
-    child.send({ type, id });
+    child.send({ type, id, value });
     return (await answer).value;
   };
   return {
@@ -262,6 +264,7 @@ export async function startEmulatorProcess(extraExecArgv: string[] = []): Promis
     stats: () => ask("stats"),
     takeRequests: () => ask("take"),
     clear: () => ask("clear"),
+    setFaults: (faults) => ask("faults", faults),
     close: () => endChild(child),
   };
 }
@@ -283,7 +286,7 @@ async function emulatorChild(): Promise<void> {
   const foldTimer = setInterval(() => {
     if (emulator.requests.length > 50_000) fold();
   }, 1_000);
-  process.on("message", (m: { type: string; id: number }) => {
+  process.on("message", (m: { type: string; id: number; value?: unknown }) => {
     const reply = (value: unknown) => process.send!({ type: `${m.type}:${m.id}`, value });
     switch (m.type) {
       case "stats": {
@@ -300,6 +303,9 @@ async function emulatorChild(): Promise<void> {
         fold();
         return reply(taken);
       }
+      case "faults":
+        emulator.setFaults(m.value as Parameters<typeof emulator.setFaults>[0]);
+        return reply(null);
       case "clear":
         fold();
         total = 0;

@@ -21,6 +21,8 @@ export type { CreateAccountOptions, PersonRec, StoredEvent, CampaignState } from
 export interface Faults extends BehaviourFaults {
   /** delay before every matching answer */
   latencyMs?: number;
+  /** a latency tail: this share (0..1) of matching requests waits `ms` more (a remote service's slow answers) */
+  slow?: { share: number; ms: number };
   /** share (0..1) of matching requests answered 500 */
   errorRate?: number;
   /** the next N matching requests are answered with a 5xx (status default 500) */
@@ -226,6 +228,7 @@ export async function startEmulator(
       }
       if (faults.stallMs) await sleep(faults.stallMs);
       if (faults.latencyMs) await sleep(faults.latencyMs);
+      if (faults.slow && Math.random() < faults.slow.share) await sleep(faults.slow.ms);
       if (state !== generation) {
         req.socket.destroy();
         return;

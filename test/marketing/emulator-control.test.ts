@@ -37,6 +37,19 @@ describe("/__emulator control routes", () => {
     expect(await h.client().authenticated()).toBe(true); // default key survives a reset
   });
 
+  it("answers a share of requests late (a latency tail, for bench:delivery --service-tail)", async () => {
+    const timed = async () => {
+      const t0 = performance.now();
+      await h.client().account.get();
+      return performance.now() - t0;
+    };
+    h.emu.setFaults({ slow: { share: 1, ms: 300 } });
+    expect(await timed()).toBeGreaterThanOrEqual(290);
+    h.emu.setFaults({ slow: { share: 0, ms: 300 } });
+    expect(await timed()).toBeLessThan(290);
+    h.emu.clearFaults();
+  });
+
   it("creates accounts over HTTP", async () => {
     const { json } = await ctl("/accounts", { method: "POST", body: { doubleOptIn: false, company: "Other" } });
     const acc = await h.client({ apiKey: json.apiKey as string }).account.get();
