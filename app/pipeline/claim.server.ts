@@ -23,6 +23,8 @@ export async function claimRows<T>(options: {
   key: string;
   returning: string;
   countAttempt?: boolean;
+  /** Bound as $4 and on, for `where`. */
+  params?: unknown[];
 }): Promise<T[]> {
   const t = `"${options.table}"`;
   const attempts = options.countAttempt === false ? "" : `, attempts = ${t}.attempts + 1`;
@@ -40,11 +42,14 @@ export async function claimRows<T>(options: {
        LIMIT $3
        FOR UPDATE OF q SKIP LOCKED`;
   // Leases run out only when a worker dies, so rows whose lease expired are looked for now and then
-  // (per process and table), not in every claim: that scan walks the index entries of every row
+  // (per worker and table), not in every claim: that scan walks the index entries of every row
   // claimed since the last VACUUM, and with it the claim cost 11 ms on PGlite, 5 ms without.
+  // Per worker, not per process: a worker's scan leaves out the calls it has in flight, so it must
+  // not stand in for the scans of the other workers of its process.
   const now = Date.now();
-  const scanExpired = now - (lastExpiredScan.get(options.table) ?? 0) >= Math.min(EXPIRED_SCAN_EVERY_MS, options.leaseMs / 4);
-  if (scanExpired) lastExpiredScan.set(options.table, now);
+  const scanKey = `${options.table}|${options.workerId}`;
+  const scanExpired = now - (lastExpiredScan.get(scanKey) ?? 0) >= Math.min(EXPIRED_SCAN_EVERY_MS, options.leaseMs / 4);
+  if (scanExpired) lastExpiredScan.set(scanKey, now);
   const claimable = scanExpired
     ? `WITH expired AS (${candidates(`q.status = '${RUNNING}' AND q."lockedUntil" < now()`)}),
           due AS (${candidates(options.due)})
@@ -60,9 +65,14 @@ export async function claimRows<T>(options: {
        "lockedUntil" = now() + ($2::int * interval '1 millisecond')${attempts}
      WHERE ${match}
      RETURNING ${options.returning}`,
-    [options.workerId, options.leaseMs, options.limit]
+    [options.workerId, options.leaseMs, options.limit, ...(options.params ?? [])]
   );
 }
 
 const EXPIRED_SCAN_EVERY_MS = 5_000;
 const lastExpiredScan = new Map<string, number>();
+
+/** A stopped worker's scan times go with it. */
+export function forgetClaimer(workerId: string): void {
+  for (const key of lastExpiredScan.keys()) if (key.endsWith(`|${workerId}`)) lastExpiredScan.delete(key);
+}

@@ -35,15 +35,16 @@ type Result =
 const PAUSING = new Set(["unauthenticated", "account_inactive"]);
 
 /**
- * Delivers due calls to the service. Only the oldest waiting call of each Shopify object is
- * claimable, so an object's calls reach the service in the order they were planned. Each result
- * is written as soon as it is known: a crash re-sends only the calls that were in flight.
+ * Claims up to `limit` due calls. Only the oldest waiting call of each Shopify object is
+ * claimable (a call in flight holds the ones behind it), so an object's calls reach the service in
+ * the order they were planned, however many claims overlap. `inFlight`: calls this worker holds
+ * still; a lease of one that ran out (a call slower than the lease) is left to another worker.
  */
-export async function deliverCalls(workerId: string, policy: PipelinePolicy): Promise<number> {
-  const claimed = await claimRows<ClaimedCall>({
+function claimCalls(workerId: string, policy: PipelinePolicy, limit: number, inFlight: string[]): Promise<ClaimedCall[]> {
+  return claimRows<ClaimedCall>({
     table: "OutboundCall",
     workerId,
-    limit: policy.batchSize,
+    limit,
     leaseMs: policy.leaseMs,
     due: `q.status = '${CALL_STATUS.queued}' AND q."runAt" <= now()`,
     // The shop check is a scalar subquery, not EXISTS: with real statistics (one shop, a backlog
@@ -58,60 +59,191 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
     // index until the batch is full.
     where: `COALESCE((SELECT true FROM "Shop" s WHERE s.domain = q.shop AND ${canReceiveDeliveriesSql("s")}), false)
       AND q.id <= (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
-              AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)`,
+              AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)
+      AND q.id <> ALL($4::bigint[])`,
+    params: [inFlight],
     orderBy: `q."runAt", q.id`,
     key: "id",
     returning: `id::text AS id, shop, "objectKey", kind, call, attempts, "createdAt" AT TIME ZONE 'UTC' AS "createdAt",
       "retryFrom" AT TIME ZONE 'UTC' AS "retryFrom"`,
   });
-  if (!claimed.length) return 0;
-
-  const delivered = new DeliveredMarks(workerId);
-  const clients = new Map<string, Promise<MarketingClient | null>>();
-  const clientFor = (shop: string) => {
-    if (!clients.has(shop)) clients.set(shop, serviceClientFor(shop));
-    return clients.get(shop)!;
-  };
-  const counters: CounterDelta[] = [];
-  await Promise.all(
-    claimed.map(async (c) => {
-      const result = await deliverOne(c, policy, clientFor);
-      counters.push(...(await record(workerId, c, result, delivered)));
-    })
-  );
-  await delivered.flush();
-  await bumpCounters(counters);
-  return claimed.length;
 }
 
 /**
- * Marks delivered calls in groups: the answers that arrive within the same moment share one
- * UPDATE (most calls succeed, and one statement per call was the worker's largest cost), while a
- * crash still only re-sends the calls whose group was not written yet.
+ * One worker's calls in flight. It keeps up to `batchSize` of them at the service and starts the
+ * next as each answer comes back, instead of sending a batch and waiting for its slowest answer:
+ * with the service 20 ms away and 1 % of its answers 500 ms late, whole batches delivered 223–240
+ * calls/s against 2,100 for 64 calls kept in flight (bench:delivery --service-latency 20
+ * --service-tail 0.01:500). Calls are claimed ahead, up to a window's worth waiting beside the
+ * window, so no place waits for a claim statement. Results are written beside the next calls: a
+ * crash re-sends only the calls whose result was not written yet (claimed calls not yet sent are
+ * claimable again once their lease runs out).
  */
-class DeliveredMarks {
-  private pending: string[] = [];
+export class DeliveryLane {
+  /** Claimed, not sent yet, each with the service clients of its claim. */
+  private readonly ready: { call: ClaimedCall; clientFor: ClientFor }[] = [];
+  /** Ids of every call claimed whose result is not written yet. */
+  private readonly held = new Set<string>();
+  /** Sent, not answered yet. */
+  private awaiting = 0;
+  /** Answered, result not written yet. */
+  private writing = 0;
+  private claiming = false;
+  private refilling = false;
+  /** The last claim found fewer due calls than it asked for: none again until the worker's round. */
+  private dry = false;
+  private policy: PipelinePolicy | undefined;
+  private readonly writes: ResultWrites;
+  private emptied: (() => void)[] = [];
+
+  /**
+   * With `refill`, the lane claims again by itself when fewer than half a window of claimed calls
+   * wait (`refill` first gives way, e.g. to webhooks being acknowledged, then answers the policy to
+   * claim with, or null for none), instead of waiting for the worker's next round, which may be
+   * planning. `onEmpty` is told when nothing is in flight any more.
+   */
+  constructor(
+    private readonly workerId: string,
+    private readonly options: { refill?: () => Promise<PipelinePolicy | null>; onEmpty?: () => void } = {},
+  ) {
+    this.writes = new ResultWrites(workerId);
+  }
+
+  /** Calls claimed whose result is not written yet. */
+  get size(): number {
+    return this.ready.length + this.awaiting + this.writing;
+  }
+
+  /**
+   * Claims due calls, up to a window's worth waiting to be sent, and sends as many as the window
+   * has room for; returns how many it claimed. A claim is one statement whatever its size, so it
+   * waits until fewer than half a window wait, and for results to be written when the database lags.
+   */
+  async topUp(policy: PipelinePolicy): Promise<number> {
+    this.policy = policy;
+    const want = policy.batchSize - this.ready.length;
+    if (this.claiming || want < policy.batchSize / 2 || this.writing >= policy.batchSize) {
+      this.pump();
+      return 0;
+    }
+    this.claiming = true;
+    let claimed: ClaimedCall[];
+    try {
+      claimed = await claimCalls(this.workerId, policy, want, [...this.held]);
+    } finally {
+      this.claiming = false;
+    }
+    this.dry = claimed.length < want;
+    // One key lookup per shop and claim: a key replaced or removed since is read at the next claim.
+    const clients = new Map<string, Promise<MarketingClient | null>>();
+    const clientFor: ClientFor = (shop) => {
+      if (!clients.has(shop)) clients.set(shop, serviceClientFor(shop));
+      return clients.get(shop)!;
+    };
+    for (const call of claimed) {
+      this.held.add(call.id);
+      this.ready.push({ call, clientFor });
+    }
+    this.pump();
+    return claimed.length;
+  }
+
+  /** Resolves once every claimed call is answered and its result written. */
+  drain(): Promise<void> {
+    this.pump();
+    return this.size === 0 ? Promise.resolve() : new Promise((resolve) => this.emptied.push(resolve));
+  }
+
+  private pump(): void {
+    const window = this.policy?.batchSize ?? 0;
+    while (this.awaiting < window && this.ready.length) {
+      const next = this.ready.shift()!;
+      this.awaiting++;
+      void this.run(next.call, this.policy!, next.clientFor);
+    }
+    this.refillIfLow();
+  }
+
+  private async run(c: ClaimedCall, policy: PipelinePolicy, clientFor: ClientFor): Promise<void> {
+    try {
+      const result = await deliverOne(c, policy, clientFor).finally(() => {
+        this.awaiting--;
+        this.writing++;
+        this.pump();
+      });
+      await record(this.workerId, c, result, this.writes);
+    } catch (error) {
+      // The result could not be written (the database is unreachable): the call stays leased to
+      // this worker and is sent again once the lease runs out. At least once, never lost.
+      logger().error({ worker: this.workerId, callId: c.id, err: messageOf(error) }, "could not record a call's result; it is sent again after its lease");
+    } finally {
+      this.held.delete(c.id);
+      this.writing--;
+      this.pump();
+      if (this.size === 0) {
+        this.emptied.splice(0).forEach((resolve) => resolve());
+        this.options.onEmpty?.();
+      }
+    }
+  }
+
+  private refillIfLow(): void {
+    const { refill } = this.options;
+    if (!refill || this.dry || this.refilling || this.claiming || !this.policy || this.ready.length >= this.policy.batchSize / 2) return;
+    this.refilling = true;
+    void refill()
+      .then((policy) => (policy ? this.topUp(policy) : 0))
+      // The worker's next round claims again; a database outage is logged there too.
+      .catch((error) => logger().warn({ worker: this.workerId, err: messageOf(error) }, "could not claim more calls"))
+      .finally(() => (this.refilling = false));
+  }
+}
+
+type ClientFor = (shop: string) => Promise<MarketingClient | null>;
+
+/** Claims one batch of due calls and delivers it whole (the benchmark's phases, tests). */
+export async function deliverCalls(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const lane = new DeliveryLane(workerId);
+  const claimed = await lane.topUp(policy);
+  await lane.drain();
+  return claimed;
+}
+
+/**
+ * Writes results in groups: the answers that arrive within the same moment share one UPDATE of
+ * the delivered calls and one of the counters (most calls succeed, and one statement per call was
+ * the worker's largest cost), while a crash still only re-sends the calls whose group was not
+ * written yet.
+ */
+class ResultWrites {
+  private delivered: string[] = [];
+  private counters: CounterDelta[] = [];
   private scheduled: Promise<void> | undefined;
 
   constructor(private readonly workerId: string) {}
 
-  add(id: string): Promise<void> {
-    this.pending.push(id);
+  /** Resolves when the group holding this result is written. */
+  add(delivered: string | null, counters: CounterDelta[]): Promise<void> {
+    if (delivered) this.delivered.push(delivered);
+    this.counters.push(...counters);
     this.scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
     return this.scheduled;
   }
 
-  async flush(): Promise<void> {
+  private async flush(): Promise<void> {
     this.scheduled = undefined;
-    const ids = this.pending.splice(0);
-    if (!ids.length) return;
-    const written = await database().sql.query<{ id: string }>(
-      `UPDATE "OutboundCall" SET status = '${CALL_STATUS.delivered}', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
-       WHERE id = ANY($1::bigint[]) AND ${FENCE}
-       RETURNING id::text AS id`,
-      [ids, this.workerId]
-    );
-    if (written.length < ids.length) logFenced(this.workerId, ids.length - written.length);
+    const ids = this.delivered.splice(0);
+    const counters = this.counters.splice(0);
+    if (ids.length) {
+      const written = await database().sql.query<{ id: string }>(
+        `UPDATE "OutboundCall" SET status = '${CALL_STATUS.delivered}', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
+         WHERE id = ANY($1::bigint[]) AND ${FENCE}
+         RETURNING id::text AS id`,
+        [ids, this.workerId]
+      );
+      if (written.length < ids.length) logFenced(this.workerId, ids.length - written.length);
+    }
+    await bumpCounters(counters);
   }
 }
 
@@ -125,7 +257,9 @@ function logFenced(workerId: string, count: number): void {
 /** SyncCounter.lastLagMs is an int: a lag beyond 24.8 days is shown as that. */
 const MAX_LAG_MS = 2 ** 31 - 1;
 
-async function record(workerId: string, c: ClaimedCall, r: Result, delivered: DeliveredMarks): Promise<CounterDelta[]> {
+/** Writes one call's result; resolves once it and its counters are written. */
+async function record(workerId: string, c: ClaimedCall, r: Result, writes: ResultWrites): Promise<void> {
+  const counted = (counters: CounterDelta[]) => writes.add(null, counters);
   const sql = database().sql;
   const log = { shop: c.shop, callId: c.id, objectKey: c.objectKey, attempt: c.attempts };
   const release = `"lockedBy" = NULL, "lockedUntil" = NULL`;
@@ -137,9 +271,8 @@ async function record(workerId: string, c: ClaimedCall, r: Result, delivered: De
   };
   switch (r.status) {
     case "delivered": {
-      await delivered.add(c.id);
       const now = new Date();
-      return [
+      return writes.add(c.id, [
         {
           shop: c.shop,
           kind: c.kind,
@@ -147,7 +280,7 @@ async function record(workerId: string, c: ClaimedCall, r: Result, delivered: De
           lastDeliveredAt: now,
           lastLagMs: Math.min(now.getTime() - c.createdAt.getTime(), MAX_LAG_MS),
         },
-      ];
+      ]);
     }
     case "retry":
       logger().warn({ ...log, err: r.error, retryInMs: r.delayMs }, "service call failed; will retry");
@@ -158,8 +291,8 @@ async function record(workerId: string, c: ClaimedCall, r: Result, delivered: De
           [r.delayMs, r.error, response, r.giveBackAttempt ? 1 : 0]
         ))
       )
-        return [];
-      return [{ shop: c.shop, kind: c.kind, failed: 1 }];
+        return;
+      return counted([{ shop: c.shop, kind: c.kind, failed: 1 }]);
     case "dead":
     case "refused": {
       logger().error(
@@ -170,9 +303,9 @@ async function record(workerId: string, c: ClaimedCall, r: Result, delivered: De
         `UPDATE "OutboundCall" SET status = $3, "lastError" = $4, "lastResponse" = $5::jsonb, ${release} WHERE id = $1::bigint`,
         [r.status === "dead" ? CALL_STATUS.dead : CALL_STATUS.refused, r.error, response]
       );
-      if (!written) return [];
+      if (!written) return;
       if (r.status === "dead") await forgetContent(c);
-      return [{ shop: c.shop, kind: c.kind, failed: 1, ...(r.status === "dead" ? { dead: 1 } : { skipped: 1 }) }];
+      return counted([{ shop: c.shop, kind: c.kind, failed: 1, ...(r.status === "dead" ? { dead: 1 } : { skipped: 1 }) }]);
     }
     case "paused":
       // Not the call's fault: give the attempt back and wait for the merchant to reconnect.
@@ -180,7 +313,7 @@ async function record(workerId: string, c: ClaimedCall, r: Result, delivered: De
         `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', attempts = attempts - 1, "lastError" = $3, ${release} WHERE id = $1::bigint`,
         [r.error]
       );
-      return [];
+      return;
   }
 }
 

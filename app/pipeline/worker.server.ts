@@ -6,7 +6,8 @@ import { logger } from "../logger.server";
 import { runBackfillStep } from "../backfill/backfill.server";
 import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
-import { deliverCalls } from "./deliver.server";
+import { forgetClaimer } from "./claim.server";
+import { DeliveryLane } from "./deliver.server";
 import { journaledBacklog, moveJournaledDeliveries } from "./ingest.server";
 import { planDeliveries } from "./plan.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
@@ -57,6 +58,15 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   let upkeepInFlight: Promise<unknown> | undefined;
   let sideWorkFound = false;
   let wake: (() => void) | undefined;
+  // Set by whatever wakes the loop while it works, so that it does not then sleep a whole poll.
+  let woken = false;
+  const wakeUp = () => {
+    woken = true;
+    wake?.();
+  };
+  // Calls in flight outlive a round: the lane claims more itself as answers free places, giving
+  // way to webhooks first as every unit of work does; it wakes the loop when it runs empty.
+  const lane = new DeliveryLane(id, { refill: async () => (stopping ? null : yieldToWebhooks(policy)), onEmpty: wakeUp });
   const idleWaiters: { resolve: () => void; dueWithinMs: number }[] = [];
 
   async function tick(): Promise<number> {
@@ -64,11 +74,11 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     // ones a crash left there, and any still waiting, before planning looks for work.
     const moved = await moveJournaledDeliveries().catch(failed("journal move"));
     // Each unit of work first gives way to webhooks being acknowledged in this process.
-    // Planning runs while the delivered calls wait on the service: the database and the CPU
+    // Planning runs while the calls in flight wait on the service: the database and the CPU
     // would otherwise idle through every round trip.
     const [planned, delivered] = await Promise.all([
       yieldToWebhooks(policy).then((p) => planDeliveries(id, p)),
-      yieldToWebhooks(policy).then((p) => deliverCalls(id, p)),
+      yieldToWebhooks(policy).then((p) => lane.topUp(p)),
     ]);
     // Due timers and history imports are rare next to calls: while planning and delivery keep the
     // worker busy they are looked for once per poll interval, not in every round (two claim
@@ -135,16 +145,19 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   const loop = (async () => {
     if (database().kind === "pglite") await releaseOrphanedLeases().catch(failed("lease release"));
     while (!stopping) {
+      woken = false;
       const work = await tick().catch(failed("tick"));
-      if (work === 0) {
+      if (work === 0 && !woken) {
         const horizon = Math.max(0, ...idleWaiters.map((w) => w.dueWithinMs));
-        if (idleWaiters.length && (await hasDueWork(horizon).catch(failed("idle check"))) === false && (await journaledBacklog()) === 0) {
+        if (idleWaiters.length && lane.size === 0 && (await hasDueWork(horizon).catch(failed("idle check"))) === false && (await journaledBacklog()) === 0) {
           idleWaiters.splice(0).forEach((w) => w.resolve());
         }
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, policy.pollMs);
-        });
+        if (!woken) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, policy.pollMs);
+          });
+        }
       }
     }
   })();
@@ -162,13 +175,15 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
             resolve();
           },
         });
-        wake?.();
+        wakeUp();
       }),
     stop: async () => {
       stopping = true;
-      wake?.();
+      wakeUp();
       await loop;
+      await lane.drain();
       await upkeepInFlight;
+      forgetClaimer(id);
       log.info("worker stopped");
     },
   };

@@ -213,6 +213,30 @@ describeEachDatabase("the pipeline under faults", (database) => {
     expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
   });
 
+  it("a slow answer does not hold back the calls behind it: the worker keeps its window full meanwhile", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    // The product's event stalls 3 s (under the 5 s timeout); 40 customers wait behind it in a
+    // window of 8 places: five windows' worth, which a batch-at-a-time worker only starts after
+    // the stalled answer.
+    h.emulator.setFaults({ stallMs: 3_000, pathPrefix: "/api/events/product" });
+    expect((await h.send({ topic: "products/update", shop, body: fixture("products/update") })).status).toBe(200);
+    const bodies = Array.from({ length: 40 }, () => customerBody({ consent: "not_subscribed" }));
+    for (const body of bodies) expect((await h.send({ topic: "customers/create", shop, body })).status).toBe(200);
+    h.startWorkers(1, { ...FAST_POLICY, batchSize: 8 });
+    const product = async () => (await calls(shop)).find((c) => c.objectKey.startsWith("product:"));
+    while ((await product())?.status !== "running") await sleep(10);
+    const stalledAt = Date.now();
+    const customersDone = async () => (await calls(shop)).filter((c) => c.objectKey.startsWith("customer:") && c.status === "delivered").length;
+    const customerCalls = (await calls(shop)).filter((c) => c.objectKey.startsWith("customer:")).length;
+    while ((await customersDone()) < customerCalls && Date.now() - stalledAt < 2_500) await sleep(20);
+    // Every customer's calls delivered while the product's call is still at the service.
+    expect(await customersDone()).toBe(customerCalls);
+    expect((await product())?.status).toBe("running");
+    await h.settle();
+    expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
+  });
+
   it("replay never goes backwards: an old subscribe does not undo a newer unsubscribe", async () => {
     const shop = newShop();
     await h.connect(shop);
