@@ -210,15 +210,17 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
 }
 
 /**
- * Writes results in groups: the answers that arrive within the same moment share one UPDATE of
+ * Writes results in groups: the answers that arrive within a few milliseconds share one UPDATE of
  * the delivered calls and one of the counters (most calls succeed, and one statement per call was
- * the worker's largest cost), while a crash still only re-sends the calls whose group was not
- * written yet.
+ * the worker's largest cost; with answers spread out by a service far away, a group per turn of the
+ * event loop still wrote one or two calls a statement). A crash re-sends only the calls whose group
+ * was not written yet.
  */
 class ResultWrites {
   private delivered: string[] = [];
   private counters: CounterDelta[] = [];
   private scheduled: Promise<void> | undefined;
+  private flushNow: (() => void) | undefined;
 
   constructor(private readonly workerId: string) {}
 
@@ -226,12 +228,17 @@ class ResultWrites {
   add(delivered: string | null, counters: CounterDelta[]): Promise<void> {
     if (delivered) this.delivered.push(delivered);
     this.counters.push(...counters);
-    this.scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
+    this.scheduled ??= new Promise<void>((resolve) => {
+      this.flushNow = resolve;
+      setTimeout(resolve, RESULT_GROUP_MS);
+    }).then(() => this.flush());
+    if (this.delivered.length >= RESULT_GROUP_SIZE) this.flushNow?.();
     return this.scheduled;
   }
 
   private async flush(): Promise<void> {
     this.scheduled = undefined;
+    this.flushNow = undefined;
     const ids = this.delivered.splice(0);
     const counters = this.counters.splice(0);
     if (ids.length) {
@@ -246,6 +253,10 @@ class ResultWrites {
     await bumpCounters(counters);
   }
 }
+
+/** A group of results is written this long after its first, or once it holds this many delivered calls. */
+const RESULT_GROUP_MS = 5;
+const RESULT_GROUP_SIZE = 32;
 
 /** Lease fencing: a result is written only by the worker that still holds the call. */
 const FENCE = `"lockedBy" = $2 AND status = '${CALL_STATUS.running}'`;
