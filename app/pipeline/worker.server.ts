@@ -64,9 +64,18 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     woken = true;
     wake?.();
   };
-  // Calls in flight outlive a round: the lane claims more itself as answers free places, giving
-  // way to webhooks first as every unit of work does; it wakes the loop when it runs empty.
-  const lane = new DeliveryLane(id, { refill: async () => (stopping ? null : yieldToWebhooks(policy)), onEmpty: wakeUp });
+  // Calls in flight outlive a round: the lane claims more itself as answers free places, and wakes
+  // the loop when it runs empty. While webhooks arrive it leaves claiming to the loop's rounds,
+  // which rest between units (webhook-priority.server.ts): refilling itself, it delivered a fifth
+  // more during a burst and raised the acknowledgements' p99 on PGlite by 1–3 ms.
+  const lane = new DeliveryLane(id, {
+    refill: async () => {
+      if (stopping) return null;
+      const now = await yieldToWebhooks(policy);
+      return now.batchSize < policy.batchSize ? null : now;
+    },
+    onEmpty: wakeUp,
+  });
   const idleWaiters: { resolve: () => void; dueWithinMs: number }[] = [];
 
   async function tick(): Promise<number> {
