@@ -36,17 +36,24 @@ export interface CampaignView {
   dashboardUrl: string | null;
 }
 
-function toView(c: Campaign, baseUrl: string, zone: string): CampaignView {
+/** The fields the Details form edits, as the form shows them (absent ones empty). */
+function detailValues(c: Campaign): DetailValues {
   return {
-    id: c.id,
     name: c.name,
-    status: c.status,
     subject: c.subject ?? "",
     previewText: c.previewText ?? "",
     senderName: c.sender?.name ?? "",
     senderEmail: c.sender?.email ?? "",
     replyToName: c.replyTo?.name ?? "",
     replyToEmail: c.replyTo?.email ?? "",
+  };
+}
+
+function toView(c: Campaign, baseUrl: string, zone: string): CampaignView {
+  return {
+    id: c.id,
+    ...detailValues(c),
+    status: c.status,
     builderReviewed: c.builderReviewed ?? false,
     createdAt: c.createdAt ?? null,
     scheduledAt: c.scheduledAt,
@@ -215,15 +222,6 @@ const detailsFormSchema = detailsSchema.extend({ loaded: loadedSchema });
 type DetailsForm = z.infer<typeof detailsFormSchema>;
 const updateFormSchema = detailsFormSchema.extend({ intent: z.literal("update") });
 
-const detailValues = (c: Campaign): DetailValues => ({
-  name: c.name,
-  subject: c.subject ?? "",
-  previewText: c.previewText ?? "",
-  senderName: c.sender?.name ?? "",
-  senderEmail: c.sender?.email ?? "",
-  replyToName: c.replyTo?.name ?? "",
-  replyToEmail: c.replyTo?.email ?? "",
-});
 const same = (a: string | undefined, b: string | undefined) => (a ?? "").trim() === (b ?? "").trim();
 
 const EDITED_ELSEWHERE = "This campaign was changed in the email editor since you opened it. Reload to see the changes.";

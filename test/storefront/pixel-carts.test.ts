@@ -1,21 +1,18 @@
 // The web pixel's carts as the service receives them (the pixel's own code, run in Node with the API
 // Shopify hands it, posting through a stand-in for Shopify's app proxy to the app and the emulator):
 // adds made on one page without a reload all reach the service's cart, and a big cart arrives whole.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { STOREFRONT_POLICY } from "~/storefront/policy";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
-import { signedProxyQuery } from "./support";
+import { startSigningProxy, type SigningProxy } from "./support";
 
 const SHOP = "pixel-carts.myshopify.com";
 type Callback = (event: unknown) => void;
 
 let h: PipelineHarness;
-let proxy: Server;
+let proxy: SigningProxy;
 let origin = "";
-const forwarded: { status: number; body: unknown; bytes: number }[] = [];
 const subscribers = new Map<string, Callback>();
 
 interface ServiceCart {
@@ -63,21 +60,8 @@ beforeAll(async () => {
   await h.connect(SHOP);
   await h.app.db.prisma.shop.update({ where: { domain: SHOP }, data: { settings: { storefrontEvents: true } } });
   h.startWorkers();
-  // Shopify's app proxy: /apps/marketing-sync/* on the shop → the app's /proxy/*, signed.
-  proxy = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => (raw += c.toString("utf8")));
-    req.on("end", async () => {
-      const path = (req.url ?? "").replace(/^\/apps\/marketing-sync/, "/proxy");
-      const answer = await fetch(`${h.app.url}${path}?${signedProxyQuery({ shop: SHOP })}`, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
-      const body = (await answer.json()) as unknown;
-      forwarded.push({ status: answer.status, body, bytes: Buffer.byteLength(raw) });
-      res.writeHead(answer.status, { "content-type": "application/json" });
-      res.end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  proxy = await startSigningProxy(h.app.url, SHOP);
+  origin = proxy.origin;
   (globalThis as { shopify?: unknown }).shopify = {
     extend: (_point: string, extend: (api: unknown) => void) =>
       extend({
@@ -96,15 +80,15 @@ beforeAll(async () => {
   await import("../../extensions/storefront-events/src/index");
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  await proxy.close();
   await h.close();
 });
 
 const emit = async (name: string, data: unknown, path = "/collections/all") => {
-  const before = forwarded.length;
+  const before = proxy.forwarded.length;
   subscribers.get(name)!({ id: "e", name, clientId: "c", seq: 1, timestamp: new Date().toISOString(), type: "standard", context: context(path), data });
-  await expect.poll(() => forwarded.length, { timeout: 10_000 }).toBe(before + 1);
-  return forwarded.at(-1)!;
+  await expect.poll(() => proxy.forwarded.length, { timeout: 10_000 }).toBe(before + 1);
+  return proxy.forwarded.at(-1)!;
 };
 /** The service's cart events, in order. */
 const serviceCarts = () => h.emulator.requests.filter((r) => r.method === "POST" && r.path.startsWith("/api/events/cart/"));

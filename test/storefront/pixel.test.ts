@@ -1,20 +1,17 @@
 // The web pixel's own code (extensions/storefront-events/src/index.ts), run in Node with the API
 // Shopify hands it, posting through a stand-in for Shopify's app proxy (which signs and forwards,
 // as Shopify does) to the app, and on to the emulator: the pixel's bodies are what the app accepts.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
-import { signedProxyQuery } from "./support";
+import { startSigningProxy, type SigningProxy } from "./support";
 
 const SHOP = "pixel-shop.myshopify.com";
 type Callback = (event: unknown) => void;
 
 let h: PipelineHarness;
-let proxy: Server;
+let proxy: SigningProxy;
 let origin = "";
-const forwarded: { status: number; body: unknown }[] = [];
 const subscribers = new Map<string, Callback>();
 const privacySubscribers = new Map<string, Callback>();
 
@@ -42,21 +39,8 @@ beforeAll(async () => {
   await h.connect(SHOP);
   await h.app.db.prisma.shop.update({ where: { domain: SHOP }, data: { settings: { storefrontEvents: true } } });
   h.startWorkers();
-  // Shopify's app proxy: /apps/marketing-sync/* on the shop → the app's /proxy/*, signed.
-  proxy = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => (raw += c.toString("utf8")));
-    req.on("end", async () => {
-      const path = (req.url ?? "").replace(/^\/apps\/marketing-sync/, "/proxy");
-      const answer = await fetch(`${h.app.url}${path}?${signedProxyQuery({ shop: SHOP })}`, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
-      const body = (await answer.json()) as unknown;
-      forwarded.push({ status: answer.status, body });
-      res.writeHead(answer.status, { "content-type": "application/json" });
-      res.end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  proxy = await startSigningProxy(h.app.url, SHOP);
+  origin = proxy.origin;
 
   (globalThis as { shopify?: unknown }).shopify = {
     extend: (_point: string, extend: (api: unknown) => void) =>
@@ -76,15 +60,15 @@ beforeAll(async () => {
   await import("../../extensions/storefront-events/src/index");
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  await proxy.close();
   await h.close();
 });
 
 const emit = async (name: string, data: unknown, path = "/") => {
-  const before = forwarded.length;
+  const before = proxy.forwarded.length;
   subscribers.get(name)!({ id: "e1", name, clientId: "c", seq: 1, timestamp: new Date().toISOString(), type: "standard", context: context(path), data });
-  await expect.poll(() => forwarded.length).toBe(before + 1);
-  return forwarded.at(-1)!;
+  await expect.poll(() => proxy.forwarded.length).toBe(before + 1);
+  return proxy.forwarded.at(-1)!;
 };
 
 it("subscribes to the four events the tracker does not cover", () => {
@@ -92,7 +76,8 @@ it("subscribes to the four events the tracker does not cover", () => {
 });
 
 it("each event's body is accepted by the app proxy and reaches the service", async () => {
-  expect(await emit("product_viewed", { productVariant: variant }, "/products/red-scarf")).toEqual({ status: 202, body: { queued: true, event: "product_viewed" } });
+  const viewed = await emit("product_viewed", { productVariant: variant }, "/products/red-scarf");
+  expect({ status: viewed.status, body: viewed.body }).toEqual({ status: 202, body: { queued: true, event: "product_viewed" } });
   expect((await emit("product_added_to_cart", { cartLine: cart(1).lines[0] })).status).toBe(202);
   expect((await emit("cart_viewed", { cart: cart(2) }, "/cart")).status).toBe(202);
   const checkout = { token: "chk-1", currencyCode: "USD", totalPrice: { amount: 50, currencyCode: "USD" }, lineItems: [{ id: "li1", quantity: 2, title: "Red scarf", variant, finalLinePrice: { amount: 50, currencyCode: "USD" }, discountAllocations: [], properties: [], sellingPlanAllocation: null }] };
@@ -107,8 +92,8 @@ it("each event's body is accepted by the app proxy and reaches the service", asy
 
 it("after the visitor withdraws consent, nothing more is sent", async () => {
   privacySubscribers.get("visitorConsentCollected")!({ customerPrivacy: { analyticsProcessingAllowed: true, marketingAllowed: false, preferencesProcessingAllowed: true, saleOfDataAllowed: false } });
-  const before = forwarded.length;
+  const before = proxy.forwarded.length;
   subscribers.get("product_viewed")!({ name: "product_viewed", context: context("/products/red-scarf"), data: { productVariant: variant } });
   await new Promise((resolve) => setTimeout(resolve, 200));
-  expect(forwarded.length).toBe(before);
+  expect(proxy.forwarded.length).toBe(before);
 });

@@ -1,4 +1,6 @@
 import { createHmac } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { TEST_API_SECRET } from "../support/env";
 
 /**
@@ -18,6 +20,40 @@ export function signedProxyQuery(params: { shop: string; loggedInCustomerId?: st
     .join("");
   const signature = createHmac("sha256", params.secret ?? TEST_API_SECRET).update(message).digest("hex");
   return new URLSearchParams({ ...query, signature });
+}
+
+export interface SigningProxy {
+  /** The storefront's origin: `${origin}/apps/marketing-sync/*` reaches the app's `/proxy/*`. */
+  origin: string;
+  /** Every request forwarded, with the app's answer and the size of the body sent. */
+  forwarded: { status: number; body: unknown; bytes: number }[];
+  close(): Promise<void>;
+}
+
+/**
+ * A stand-in for Shopify's app proxy: `/apps/marketing-sync/*` on the shop is forwarded to the
+ * app's `/proxy/*`, with the query Shopify adds, signed (the web pixel posts through it).
+ */
+export async function startSigningProxy(appUrl: string, shop: string): Promise<SigningProxy> {
+  const forwarded: SigningProxy["forwarded"] = [];
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString("utf8")));
+    req.on("end", async () => {
+      const path = (req.url ?? "").replace(/^\/apps\/marketing-sync/, "/proxy");
+      const answer = await fetch(`${appUrl}${path}?${signedProxyQuery({ shop })}`, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
+      const body = (await answer.json()) as unknown;
+      forwarded.push({ status: answer.status, body, bytes: Buffer.byteLength(raw) });
+      res.writeHead(answer.status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    forwarded,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** POSTs a storefront event to the app proxy route as Shopify forwards it. */
