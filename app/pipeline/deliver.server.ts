@@ -90,6 +90,8 @@ export class DeliveryLane {
   private writing = 0;
   private claiming = false;
   private refilling = false;
+  private closed = false;
+  private claim: Promise<ClaimedCall[]> | undefined;
   /** The last claim found fewer due calls than it asked for: none again until the worker's round. */
   private dry = false;
   private policy: PipelinePolicy | undefined;
@@ -120,6 +122,7 @@ export class DeliveryLane {
    * waits until fewer than half a window wait, and for results to be written when the database lags.
    */
   async topUp(policy: PipelinePolicy): Promise<number> {
+    if (this.closed) return 0;
     this.policy = policy;
     const want = policy.batchSize - this.ready.length;
     if (this.claiming || want < policy.batchSize / 2 || this.writing >= policy.batchSize) {
@@ -129,10 +132,19 @@ export class DeliveryLane {
     this.claiming = true;
     let claimed: ClaimedCall[];
     try {
-      claimed = await claimCalls(this.workerId, policy, want, [...this.held]);
+      this.claim = (async () => {
+        const rows = await claimCalls(this.workerId, policy, want, [...this.held]);
+        // Closed meanwhile: nothing more is sent.
+        if (!this.closed) return rows;
+        await this.handBack(rows.map((c) => c.id));
+        return [];
+      })();
+      claimed = await this.claim;
     } finally {
       this.claiming = false;
+      this.claim = undefined;
     }
+    if (this.closed) return 0;
     this.dry = claimed.length < want;
     // One key lookup per shop and claim: a key replaced or removed since is read at the next claim.
     const clients = new Map<string, Promise<MarketingClient | null>>();
@@ -154,7 +166,34 @@ export class DeliveryLane {
     return this.size === 0 ? Promise.resolve() : new Promise((resolve) => this.emptied.push(resolve));
   }
 
+  /**
+   * Stops sending: calls claimed ahead go back to the queue at once (their attempt given back), so
+   * other workers need not wait for the leases of a worker shutting down; resolves once the calls
+   * at the service are answered and written.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const unsent = this.ready.splice(0).map((r) => r.call.id);
+    for (const id of unsent) this.held.delete(id);
+    await this.handBack(unsent);
+    await this.claim?.catch(() => undefined); // a claim under way hands its calls back before it ends
+    if (this.size > 0) await new Promise<void>((resolve) => this.emptied.push(resolve));
+  }
+
+  private async handBack(ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await database()
+      .sql.query(
+        `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', "lockedBy" = NULL, "lockedUntil" = NULL, attempts = GREATEST(attempts - 1, 0)
+         WHERE id = ANY($1::bigint[]) AND ${FENCE}`,
+        [ids, this.workerId],
+      )
+      // Their leases run out instead.
+      .catch((error) => logger().warn({ worker: this.workerId, calls: ids.length, err: messageOf(error) }, "could not hand back claimed calls"));
+  }
+
   private pump(): void {
+    if (this.closed) return;
     const window = this.policy?.batchSize ?? 0;
     while (this.awaiting < window && this.ready.length) {
       const next = this.ready.shift()!;

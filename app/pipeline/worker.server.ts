@@ -190,7 +190,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       stopping = true;
       wakeUp();
       await loop;
-      await lane.drain();
+      await lane.close();
       await upkeepInFlight;
       forgetClaimer(id);
       log.info("worker stopped");

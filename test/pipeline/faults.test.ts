@@ -237,6 +237,33 @@ describeEachDatabase("the pipeline under faults", (database) => {
     expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
   });
 
+  it("a worker shutting down hands back the calls it claimed ahead, instead of sending them or holding their leases", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    h.emulator.setFaults({ stallMs: 1_500, pathPrefix: "/api/people" });
+    for (let i = 0; i < 12; i++) expect((await h.send({ topic: "customers/create", shop, body: customerBody({}) })).status).toBe(200);
+    // A window of 4 at the service, 4 more claimed ahead; leases far longer than the test.
+    const [first] = h.startWorkers(1, { ...FAST_POLICY, batchSize: 4, leaseMs: 120_000 });
+    const heldBy = async (worker: string) => (await calls(shop)).filter((c) => c.status === "running" && c.lockedBy === worker).length;
+    const sent = () => h.emulator.requests.filter((r) => r.path === "/api/people").length;
+    while ((await heldBy(first.id)) < 8 || sent() < 4) await sleep(10);
+    expect(sent()).toBe(4);
+
+    await h.stopWorkers();
+    // Only the 4 at the service were answered; nothing more was sent while stopping.
+    expect(sent()).toBe(4);
+    const after = await calls(shop);
+    expect(after.filter((c) => c.status === "running")).toEqual([]);
+    const upserts = after.filter((c) => (c.call as { op?: string }).op === "person.upsert");
+    expect(upserts.filter((c) => c.status === "delivered")).toHaveLength(4);
+    // The 4 claimed ahead are queued again, their attempt given back: another worker takes them now.
+    expect(upserts.filter((c) => c.status === "queued").every((c) => c.attempts === 0 && c.lockedBy === null)).toBe(true);
+    h.emulator.clearFaults();
+    h.startWorkers(1, FAST_POLICY);
+    await h.settle(10_000);
+    expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
+  });
+
   it("replay never goes backwards: an old subscribe does not undo a newer unsubscribe", async () => {
     const shop = newShop();
     await h.connect(shop);
