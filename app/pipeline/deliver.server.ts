@@ -77,7 +77,7 @@ function claimCalls(workerId: string, policy: PipelinePolicy, limit: number, inF
  * --service-tail 0.01:500). Calls are claimed ahead, up to a window's worth waiting beside the
  * window, so no place waits for a claim statement. Results are written beside the next calls: a
  * crash re-sends only the calls whose result was not written yet (claimed calls not yet sent are
- * claimable again once their lease runs out).
+ * claimable again once their lease runs out; a worker that stops hands them back at once).
  */
 export class DeliveryLane {
   /** Claimed, not sent yet, each with the service clients of its claim. */
