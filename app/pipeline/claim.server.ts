@@ -69,6 +69,12 @@ export async function claimRows<T>(options: {
   );
 }
 
+/**
+ * SET clause that hands a claimed row back untouched: no owner, no lease, and the attempt its claim
+ * counted given back (the row was never tried: a crash, or a worker shutting down).
+ */
+export const GIVE_BACK_CLAIM = `"lockedBy" = NULL, "lockedUntil" = NULL, attempts = GREATEST(attempts - 1, 0)`;
+
 const EXPIRED_SCAN_EVERY_MS = 5_000;
 const lastExpiredScan = new Map<string, number>();
 

@@ -6,7 +6,7 @@ import type { ServiceCall } from "../services/marketing/schemas";
 import { pauseShop, serviceClientFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { isCompleted } from "./abandonment.server";
-import { claimRows } from "./claim.server";
+import { claimRows, GIVE_BACK_CLAIM } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
 import { callKind, contentHash } from "./decide";
 import { retryDelayMs, type PipelinePolicy } from "./policy";
@@ -88,9 +88,9 @@ export class DeliveryLane {
   private awaiting = 0;
   /** Answered, result not written yet. */
   private writing = 0;
-  private claiming = false;
   private refilling = false;
   private closed = false;
+  /** The claim under way, if any. */
   private claim: Promise<ClaimedCall[]> | undefined;
   /** The last claim found fewer due calls than it asked for: none again until the worker's round. */
   private dry = false;
@@ -113,7 +113,7 @@ export class DeliveryLane {
 
   /** Calls claimed whose result is not written yet. */
   get size(): number {
-    return this.ready.length + this.awaiting + this.writing;
+    return this.held.size;
   }
 
   /**
@@ -125,11 +125,10 @@ export class DeliveryLane {
     if (this.closed) return 0;
     this.policy = policy;
     const want = policy.batchSize - this.ready.length;
-    if (this.claiming || want < policy.batchSize / 2 || this.writing >= policy.batchSize) {
+    if (this.claim || want < policy.batchSize / 2 || this.writing >= policy.batchSize) {
       this.pump();
       return 0;
     }
-    this.claiming = true;
     let claimed: ClaimedCall[];
     try {
       this.claim = (async () => {
@@ -141,7 +140,6 @@ export class DeliveryLane {
       })();
       claimed = await this.claim;
     } finally {
-      this.claiming = false;
       this.claim = undefined;
     }
     if (this.closed) return 0;
@@ -184,7 +182,7 @@ export class DeliveryLane {
     if (!ids.length) return;
     await database()
       .sql.query(
-        `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', "lockedBy" = NULL, "lockedUntil" = NULL, attempts = GREATEST(attempts - 1, 0)
+        `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', ${GIVE_BACK_CLAIM}
          WHERE id = ANY($1::bigint[]) AND ${FENCE}`,
         [ids, this.workerId],
       )
@@ -228,7 +226,7 @@ export class DeliveryLane {
 
   private refillIfLow(): void {
     const { refill } = this.options;
-    if (!refill || this.dry || this.refilling || this.claiming || !this.policy || this.ready.length >= this.policy.batchSize / 2) return;
+    if (!refill || this.dry || this.refilling || this.claim || !this.policy || this.ready.length >= this.policy.batchSize / 2) return;
     this.refilling = true;
     void refill()
       .then((policy) => (policy ? this.topUp(policy) : 0))

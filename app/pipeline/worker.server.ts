@@ -6,7 +6,7 @@ import { logger } from "../logger.server";
 import { runBackfillStep } from "../backfill/backfill.server";
 import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
-import { forgetClaimer } from "./claim.server";
+import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
 import { DeliveryLane } from "./deliver.server";
 import { journaledBacklog, moveJournaledDeliveries } from "./ingest.server";
 import { planDeliveries } from "./plan.server";
@@ -205,7 +205,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
  */
 async function releaseOrphanedLeases(): Promise<void> {
   // The crash is not the call's fault: give back the attempt its claim counted.
-  const release = `"lockedBy" = NULL, "lockedUntil" = NULL, attempts = GREATEST(attempts - 1, 0)`;
+  const release = GIVE_BACK_CLAIM;
   await prisma().$executeRawUnsafe(
     `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', ${release} WHERE status = '${DELIVERY_STATUS.running}'`
   );
