@@ -54,6 +54,10 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
+  // `npm run worker`'s own port for /healthz, /readyz and /metrics (0: any free port, logged).
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  // Bearer token for /metrics; without it only a direct local connection may read the metrics.
+  METRICS_TOKEN: z.string().min(16).optional(),
   // Proxies of the app's own (a load balancer, a PaaS router) that append to X-Forwarded-For after
   // Shopify's app proxy: the storefront's per-address rate limit reads the entry before theirs.
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
@@ -146,6 +150,8 @@ export function buildConfig(env: Record<string, string | undefined>) {
     port: e.PORT,
     host: e.HOST,
     runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
+    workerPort: e.WORKER_PORT,
+    metricsToken: e.METRICS_TOKEN,
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     adminApiOrigin: e.SHOPIFY_ADMIN_API_ORIGIN,
     appBridgeUrl: e.APP_BRIDGE_URL,

@@ -11,13 +11,13 @@ async function main() {
     process.exit(1);
   }
   // Loaded after the configuration is known good: the Remix modules read it as they load.
-  const { CLIENT_DIR, checkStoredSecrets, database, logger, serverBuild, startHttpServer, startWorker } = await import(
-    "../server/runtime.server"
-  );
+  const { CLIENT_DIR, checkStoredSecrets, database, declareProcessRole, logger, markShuttingDown, serverBuild, startHttpServer, startWorker } =
+    await import("../server/runtime.server");
   const log = logger();
   if (cfg.defaultedSecrets.length) {
     log.warn({ defaulted: cfg.defaultedSecrets }, "using development secrets (allowed only with a local SHOPIFY_APP_URL)");
   }
+  declareProcessRole({ workerExpected: cfg.runWorkerInProcess });
   const db = database();
   const migrations = await db.migrate();
   log.info({ database: db.kind, applied: migrations.applied }, "database ready");
@@ -27,11 +27,15 @@ async function main() {
   log.info({ url: http.url }, "Marketing Sync is listening");
   const worker = cfg.runWorkerInProcess ? startWorker() : undefined;
 
+  // Graceful: not ready (traffic drains), requests under way answered, the worker's calls in flight
+  // finished and what it claimed ahead handed back to the queue, then the database closed.
   const shutdown = async (signal: string) => {
     log.info({ signal }, "shutting down");
+    markShuttingDown();
     await http.close();
     await worker?.stop();
     await db.close();
+    log.info("stopped");
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));

@@ -3,6 +3,8 @@
 import { config, ConfigError } from "../config.server";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
+import { startHealthServer } from "../observability/endpoints.server";
+import { declareProcessRole, markShuttingDown } from "../observability/health.server";
 import { startWorker } from "../pipeline/worker.server";
 
 async function main() {
@@ -11,14 +13,21 @@ async function main() {
     console.error("npm run worker needs DATABASE_URL: with embedded PGlite the worker runs inside the app (npm start).");
     process.exit(1);
   }
+  declareProcessRole({ workerExpected: true });
   const db = database();
   await db.migrate();
   const count = Math.max(1, Number(process.env.WORKER_COUNT ?? 1));
   const workers = Array.from({ length: count }, () => startWorker());
-  logger().info({ count }, "workers running");
+  // Probes and metrics of this process (the app's server answers its own).
+  const health = await startHealthServer(cfg.workerPort, cfg.host);
+  logger().info({ count, url: health.url }, "workers running");
+  // Graceful: calls in flight finish, what was claimed ahead goes back to the queue.
   const shutdown = async () => {
+    markShuttingDown();
     await Promise.all(workers.map((w) => w.stop()));
+    await health.close();
     await db.close();
+    logger().info("stopped");
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown());

@@ -84,6 +84,18 @@ export async function listMigrations(dir = MIGRATIONS_DIR): Promise<{ name: stri
   );
 }
 
+/** Migrations in the folder that the database has not finished applying (readiness: none may be left). */
+export async function pendingMigrations(db: SqlQueryable, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = await listMigrations(dir);
+  const rows = await db
+    .query<{ migration_name: string }>(
+      `SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    )
+    .catch(() => []);
+  const done = new Set(rows.map((r) => r.migration_name));
+  return migrations.map((m) => m.name).filter((name) => !done.has(name));
+}
+
 export async function applyMigrations(runner: SqlRunner, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
   const migrations = await listMigrations(dir);
   return runner.withAdvisoryLock(PRISMA_ADVISORY_LOCK_KEY, async () => {

@@ -1,3 +1,4 @@
+import { countServiceCall } from "../observability/metrics.server";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
 import type { MarketingClient } from "../services/marketing/client.server";
@@ -308,6 +309,7 @@ const MAX_LAG_MS = 2 ** 31 - 1;
 /** Writes one call's result; resolves once it and its counters are written. */
 async function record(workerId: string, c: ClaimedCall, r: Result, writes: ResultWrites): Promise<void> {
   const counted = (counters: CounterDelta[]) => writes.add(null, counters);
+  countServiceCall(c.kind, r.status, "error" in r ? r.error : undefined);
   const sql = database().sql;
   const log = { shop: c.shop, callId: c.id, objectKey: c.objectKey, attempt: c.attempts };
   const release = `"lockedBy" = NULL, "lockedUntil" = NULL`;

@@ -18,6 +18,7 @@ import { pruneOldRows } from "./retention.server";
 import { upkeepQueueTables } from "./upkeep.server";
 import { webhooksRecorded, yieldToWebhooks } from "./webhook-priority.server";
 import { messageOf } from "../errors";
+import { workerStarted, workerStopped } from "../observability/health.server";
 
 /** Rows recorded, planned and delivered after which PGlite's statistics are refreshed before their time. */
 const ANALYZE_AFTER_CHANGES = 2_000;
@@ -170,6 +171,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       }
     }
   })();
+  workerStarted();
   log.info("worker started");
 
   return {
@@ -193,6 +195,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       await lane.close();
       await upkeepInFlight;
       forgetClaimer(id);
+      workerStopped();
       log.info("worker stopped");
     },
   };

@@ -4,6 +4,7 @@ import express from "express";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Server } from "node:http";
+import { answerHealthRequest } from "../observability/endpoints.server";
 import { answerUnexpectedError } from "../webhooks/errors.server";
 import { receiveNodeWebhook } from "../webhooks/ingest.server";
 
@@ -27,6 +28,10 @@ export async function startHttpServer(options: {
 }): Promise<RunningHttpServer> {
   const app = express();
   app.disable("x-powered-by");
+  // Health and metrics first: a load balancer's probes never reach Remix.
+  app.use((req, res, next) => {
+    if (!answerHealthRequest(req, res)) next();
+  });
   app.use("/assets", express.static(path.join(options.clientDir, "assets"), { immutable: true, maxAge: "1y" }));
   app.use(express.static(options.clientDir, { maxAge: "1h" }));
   // POST only: anything else reaches the Remix route, which answers 405.
@@ -45,10 +50,24 @@ export async function startHttpServer(options: {
   return {
     server,
     url: `http://${host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeGracefully(server),
   };
+}
+
+/** How long requests under way (a webhook being recorded) may take to finish when the server stops. */
+const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * Stops accepting connections, lets the requests under way finish (a webhook being recorded is
+ * answered, not cut off) and closes idle keep-alive sockets; after the grace, cuts what is left.
+ */
+function closeGracefully(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }

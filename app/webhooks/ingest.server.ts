@@ -1,3 +1,4 @@
+import { webhooksAnswered } from "../observability/metrics.server";
 import { logger } from "../logger.server";
 import { recordDelivery } from "../pipeline/ingest.server";
 import { topicInfo } from "../topics";
@@ -27,9 +28,11 @@ interface WebhookAnswer {
 async function answerWebhook(request: WebhookRequest): Promise<WebhookAnswer> {
   try {
     await acknowledge(await verifyWebhook(request));
+    webhooksAnswered.inc({ status: "200" });
     return { status: 200, body: null, close: false };
   } catch (error) {
     const { status, body } = answerFor(error, request.headers);
+    webhooksAnswered.inc({ status: String(status) });
     return { status, body, close: status === 413 };
   }
 }

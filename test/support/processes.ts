@@ -35,6 +35,8 @@ export async function spawnApp(options: {
   script?: string;
   /** Sees every output line (stdout and stderr), e.g. to check what the app logs. */
   onLine?: (line: string) => void;
+  /** The log message that carries the process's `url` (the worker process logs "workers running"). */
+  listeningMessage?: string;
 }): Promise<AppProcess> {
   const script = options.script ?? "build/server/serve.js";
   const child = spawn(process.execPath, script.endsWith(".ts") ? ["--import", "tsx", script] : [script], {
@@ -71,7 +73,7 @@ export async function spawnApp(options: {
       keep(line);
       const msg = parseLogLine(line);
       if (typeof msg?.level === "number" && msg.level >= 50 && errors.length < 50) errors.push(line);
-      if (msg?.msg === "Marketing Sync is listening" && typeof msg.url === "string") {
+      if (msg?.msg === (options.listeningMessage ?? "Marketing Sync is listening") && typeof msg.url === "string") {
         clearTimeout(timer);
         resolve(msg.url);
       }
