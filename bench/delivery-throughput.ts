@@ -379,8 +379,8 @@ async function main(): Promise<void> {
 /**
  * How the ceiling's requests are sent. `request` is undici's request(), as the service client sends
  * (app/services/marketing/client.server.ts); `fetch` costs this process 3–4× the CPU per call
- * (bench/http-client.ts; 0.80–1.09 against 0.19–0.27 ms in the fourteenth session), so on two cores its ceiling measures the load generator more than the
- * emulator. It is kept beside the other for comparison with the earlier sessions' figures.
+ * (bench/http-client.ts; 0.80–1.09 against 0.19–0.27 ms on 2026-11-25, commit 4f521d2), so on two cores its ceiling measures the load generator more than the
+ * emulator. It is kept beside the other for comparison with figures recorded before that commit.
  */
 type Transport = "request" | "fetch";
 const TRANSPORTS: Transport[] = ["request", "fetch"];

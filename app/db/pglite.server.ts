@@ -47,7 +47,7 @@ export function pgliteStartParams(fsync: boolean): string[] {
     // Prisma stores DateTime as UTC in "timestamp without time zone"; raw SQL must agree.
     "-c", "TimeZone=UTC",
     // Otherwise each new 16 MB WAL segment is first written full of zeros, which held the one
-    // thread for 75–112 ms every ~3,000 recorded orders (bench/README.md, tenth session).
+    // thread for 75–112 ms every ~3,000 recorded orders (measured 2026-11-25, commit b7768e4).
     "-c", "wal_init_zero=off",
     ...PGLITE_MEMORY_SETTINGS,
   ];
@@ -90,7 +90,7 @@ class DurableNodeFS extends NodeFS {
  * synchronously on the one JavaScript thread and chains the next one through promises that are
  * already resolved, so a transaction of ten statements ran as one uninterrupted task: an
  * acknowledgement's request could not even be read until the worker's transaction had committed
- * (event-loop delay p99 13 ms with the worker in the process; bench/README.md, twelfth session).
+ * (event-loop delay p99 13 ms with the worker in the process; measured 2026-11-25, commit f305fde).
  * A macrotask turn before each statement costs a few microseconds.
  */
 export class ThreadSharingPGlite extends PGlite {

@@ -102,7 +102,7 @@ export class DeliveryLane {
   /**
    * With `refill`, the lane claims again by itself when fewer than half a window of claimed calls
    * wait (`refill` first gives way, e.g. to webhooks being acknowledged, then answers the policy to
-   * claim with, or null for none), instead of waiting for the worker's next round, which may be
+   * claim with, or null for none), instead of waiting for the worker's next pass, which may be
    * planning. `onEmpty` is told when nothing is in flight any more.
    */
   constructor(
@@ -231,7 +231,7 @@ export class DeliveryLane {
     this.refilling = true;
     void refill()
       .then((policy) => (policy ? this.topUp(policy) : 0))
-      // The worker's next round claims again; a database outage is logged there too.
+      // The worker's next pass claims again; a database outage is logged there too.
       .catch((error) => logger().warn({ worker: this.workerId, err: messageOf(error) }, "could not claim more calls"))
       .finally(() => (this.refilling = false));
   }

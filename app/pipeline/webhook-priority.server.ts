@@ -20,7 +20,7 @@ export const WEBHOOK_PRIORITY = {
    * most half the time. Since acknowledgements on PGlite no longer wait for its connection (the
    * journal) nor for a whole transaction (a turn before each statement), a quarter of the time (3)
    * with units of 2 deliveries bought no better p99 and let a steady 25–50 webhooks/s outrun the
-   * worker: it delivered ~14 a second (bench/README.md, thirteenth session).
+   * worker: it delivered ~14 a second (measured 2026-11-25, commit 39de310).
    */
   busyRestFactor: 1,
   /** Batch sizes while busy: one unit of work must stay short next to a 25 ms acknowledgement. */

@@ -107,7 +107,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     // PGlite has no autovacuum: statistics every analyzeEveryMs, and sooner when the queues changed
     // a lot (a claim planned on statistics of an empty table sorts the whole backlog). Webhooks
     // recorded in this process count as changes: a burst fills the queue before the worker plans it.
-    // A worker that has not refreshed them yet does so in its first round, whatever arrives.
+    // A worker that has not refreshed them yet does so in its first pass, whatever arrives.
     const changed = changedSinceAnalyze + (webhooksRecorded() - recordedAtAnalyze);
     const stale = lastAnalyze === 0 || (changed >= ANALYZE_AFTER_CHANGES && Date.now() - lastAnalyze > 2_000);
     const analyzeDue = pglite && (stale || Date.now() - lastAnalyze > policy.analyzeEveryMs);

@@ -47,7 +47,7 @@ export async function receiveWebhook(request: Request): Promise<Response> {
  * The production server's entry (app/server/http.server.ts), in front of Remix. A Fetch Request
  * costs more than its CPU: each holds AbortSignals behind WeakRefs that survive young-generation
  * collections, so every acknowledgement left old-generation garbage and longer pauses (measured
- * in bench/README.md, "tenth session").
+ * 2026-11-25, commit 08de591).
  */
 export function receiveNodeWebhook(req: IncomingMessage, res: ServerResponse, next: (error: unknown) => void): void {
   answerWebhook(nodeWebhookRequest(req)).then((answer) => {
