@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { listDeadLetters, replayDeadLetters } from "~/pipeline/dead-letters.server";
 import { syncHealth } from "~/pipeline/counters.server";
 import { encryptSecret } from "~/shops/secrets.server";
-import { describeEachDatabase, TEST_DATABASE_URL } from "../support/database";
+import { describeEachDatabase } from "../support/database";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 
 let shopSeq = 0;
@@ -203,12 +203,13 @@ describeEachDatabase("delivery pipeline", (database) => {
   });
 });
 
-describe.skipIf(!TEST_DATABASE_URL)("delivery pipeline with several workers [postgres]", () => {
+// Several workers race for the same calls: in one process on PGlite, as on PostgreSQL.
+describeEachDatabase("delivery pipeline with several workers", (database) => {
   let h: PipelineHarness;
   beforeAll(async () => {
     // A generous timeout: under a loaded machine a timed-out call is retried, which is correct
     // behaviour but not what this test is about.
-    h = await startPipelineHarness({ database: "postgres", env: { MARKETING_API_TIMEOUT_MS: "10000" } });
+    h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "10000" } });
   });
   afterAll(() => h.close());
 
@@ -228,8 +229,6 @@ describe.skipIf(!TEST_DATABASE_URL)("delivery pipeline with several workers [pos
     for (const r of posted) perEmail.set((r.body as { email: string }).email, (perEmail.get((r.body as { email: string }).email) ?? 0) + 1);
     expect(perEmail.size).toBe(150);
     expect([...perEmail.values()].every((n) => n === 1)).toBe(true);
-    const workersUsed = new Set((await h.app.db.prisma.webhookDelivery.findMany({ where: { shop } })).map((d) => d.lockedBy));
-    expect(workersUsed.size).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
   const upserts = (email: string) =>

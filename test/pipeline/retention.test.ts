@@ -35,6 +35,10 @@ describeEachDatabase("retention", (database) => {
     await call("old-with-dead-letter", "dead", old);
     await delivery("old-queued", old, "queued");
     await call("old-queued", "queued", old);
+    // Old but not finished, and no call points at them: kept for their status alone (a webhook
+    // waiting to be planned after an outage of weeks must not be pruned before it is planned).
+    await delivery("old-queued-unplanned", old, "queued");
+    await delivery("old-running-unplanned", old, "running");
     await delivery("recent", recent);
     await call("recent", "delivered", recent);
     await db.abandonmentTimer.createMany({
@@ -55,6 +59,8 @@ describeEachDatabase("retention", (database) => {
     expect(pruned.batches).toBeGreaterThan(10);
     expect((await db.webhookDelivery.findMany({ orderBy: { id: "asc" } })).map((d) => d.id)).toEqual([
       "old-queued",
+      "old-queued-unplanned",
+      "old-running-unplanned",
       "old-with-dead-letter",
       "recent",
     ]);
