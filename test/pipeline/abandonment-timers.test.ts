@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { claimRows } from "~/pipeline/claim.server";
 import { pruneOldRows } from "~/pipeline/retention.server";
 import { describeEachDatabase } from "../support/database";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -56,22 +55,19 @@ describeEachDatabase("abandoned-cart timers", (database) => {
     await h.connect(shop);
     h.startWorkers();
     await h.deliver({ topic: "checkouts/create", shop, body: checkout("chk-l", "lena@example.com", { total_price: "10.00" }) });
-    await h.stopWorkers();
-    await makeDue(shop, "chk-l");
-    // Another worker process claims the due timer and dies before firing it (kill -9, OOM, deploy).
-    const claimed = await claimRows({
-      table: "AbandonmentTimer",
-      workerId: "dead-worker",
-      limit: 10,
-      leaseMs: 3_000,
-      due: `q.status = 'pending' AND q."dueAt" <= now()`,
-      orderBy: `q."dueAt"`,
-      key: `shop, "checkoutToken"`,
-      returning: `shop, "checkoutToken"`,
-    });
+    // A live worker runs (on PGlite, starting it hands orphaned leases back, so it must start
+    // before the claim). Then another worker process claims the due timer and dies before firing
+    // it (kill -9, OOM, deploy): made due and claimed in one statement, so the live worker cannot
+    // fire it first.
+    await h.settle();
+    const claimed = await h.app.db.sql.query(
+      `UPDATE "AbandonmentTimer" SET "dueAt" = now() - interval '1 minute', status = 'running', "lockedBy" = 'dead-worker',
+              "lockedUntil" = now() + interval '3 seconds', attempts = attempts + 1
+        WHERE shop = $1 AND "checkoutToken" = $2 AND status = 'pending' RETURNING 1`,
+      [shop, "chk-l"],
+    );
     expect(claimed).toHaveLength(1);
     // Meanwhile the customer comes back and changes the cart: the timer starts again (60 min).
-    h.startWorkers();
     await h.deliver({
       topic: "checkouts/update",
       shop,
