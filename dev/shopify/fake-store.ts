@@ -63,6 +63,8 @@ export interface FakeStore {
   editNextExport(kind: "customers" | "products" | "orders", edit: (lines: string[]) => string[]): void;
   /** The next `times` exports of `kind` end FAILED with this error code (e.g. INTERNAL_SERVER_ERROR, Shopify's transient failure). */
   failNextExport(kind: "customers" | "products" | "orders", errorCode?: string, times?: number): void;
+  /** The next `times` bulk queries are refused with this BulkOperationUserErrorCode and message (Shopify's words vary; its codes do not). */
+  refuseNextExports(code: "INVALID" | "LIMIT_REACHED" | "OPERATION_IN_PROGRESS", message: string, times?: number): void;
   /** Gives an order `count` line items (or a product `count` variants), replacing its children. */
   setChildren(kind: "products" | "orders", index: number, count: number): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
@@ -243,11 +245,13 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   const byVariables = (resolve: (variables: Record<string, unknown>, query: string, shop: string) => unknown) => (query: string, variables: Record<string, unknown>, shop: string) =>
     resolve(variables, query, shop);
 
+  let refusals: { code: string; message: string; times: number } | undefined;
   type Operation = FakeStore["operations"][number];
   const isRunning = (op: Operation) => !op.canceled && (exportMs === undefined ? op.polls < 2 : Date.now() - op.startedAt < exportMs);
   const statusOf = (op: Operation) => (op.canceled ? "CANCELED" : isRunning(op) ? "RUNNING" : op.failed ? "FAILED" : "COMPLETED");
 
   admin.onGraphql("bulkOperationRunQuery", byVariables((variables, query, shop) => {
+    if (refusals && refusals.times-- > 0) return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: null, message: refusals.message, code: refusals.code }] } };
     const running = operations.filter((o) => o.shop === shop && isRunning(o));
     if (running.length >= concurrentExports) {
       // BulkOperationUserErrorCode (2026-04): OPERATION_IN_PROGRESS where one at a time is allowed, LIMIT_REACHED beyond several.
@@ -358,6 +362,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     customer: (index) => customers[index],
     editNextExport: (kind, edit) => {
       edits[kind] = edit;
+    },
+    refuseNextExports: (code, message, times = 1) => {
+      refusals = { code, message, times };
     },
     failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR", times = 1) => {
       failures[kind] = { code: errorCode, times };
