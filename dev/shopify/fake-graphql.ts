@@ -68,6 +68,15 @@ export function prepare(query: string, variables: Record<string, unknown>, opera
   return { document, operationName: operation.name?.value ?? null, requested };
 }
 
+/** The problems Shopify finds in a document (none: valid against the schema). */
+export function documentProblems(query: string): string[] {
+  try {
+    return validate(adminSchema(), parse(query)).map((e) => String(asShopifyError(e).message));
+  } catch (error) {
+    return [(error as Error).message];
+  }
+}
+
 /** graphql-js's validation messages in Shopify's (graphql-ruby's) words where they differ. */
 function asShopifyError(error: GraphQLError): Record<string, unknown> {
   const locations = error.locations ?? [];

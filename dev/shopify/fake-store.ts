@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FakeAdmin } from "./fake-admin";
+import { documentProblems } from "./fake-graphql";
 
 /**
  * A generated store behind the fake Admin's Bulk Operations API: `bulkOperationRunQuery` answers
@@ -252,6 +253,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
 
   admin.onGraphql("bulkOperationRunQuery", byVariables((variables, query, shop) => {
     if (refusals && refusals.times-- > 0) return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: null, message: refusals.message, code: refusals.code }] } };
+    // Shopify validates the bulk query against the schema before accepting it.
+    const problems = documentProblems(String(variables.query ?? ""));
+    if (problems.length) return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: ["query"], message: `Invalid bulk query: ${problems.join("; ")}`, code: "INVALID" }] } };
     const running = operations.filter((o) => o.shop === shop && isRunning(o));
     if (running.length >= concurrentExports) {
       // BulkOperationUserErrorCode (2026-04): OPERATION_IN_PROGRESS where one at a time is allowed, LIMIT_REACHED beyond several.

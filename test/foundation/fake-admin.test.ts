@@ -95,4 +95,11 @@ describe("the fake Shopify Admin", () => {
     expect(second.data).toMatchObject({ bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ code: "OPERATION_IN_PROGRESS" }] } });
     expect(second.extensions?.cost).toMatchObject({ requestedQueryCost: 10 });
   });
+
+  it("refuses a bulk query the schema refuses with BulkOperationUserErrorCode INVALID", async () => {
+    const answer = await graphql(`mutation RunBulk($query: String!) { bulkOperationRunQuery(query: $query) { bulkOperation { id } userErrors { field code } } }`, {
+      query: "{ customers { edges { node { id email featuredOops } } } }",
+    });
+    expect(answer.data).toEqual({ bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: ["query"], code: "INVALID" }] } });
+  });
 });
