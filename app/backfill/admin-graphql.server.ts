@@ -41,6 +41,10 @@ interface Bucket {
 
 // Per process: each process keeps its own estimate (others' spending shows up in the next answer).
 const buckets = new Map<string, Bucket>();
+// Each document's requested cost as Shopify reported it (it depends on the document only): the
+// next run of the same document waits for that much. Bounded: the app has a few dozen documents.
+const requestedCosts = new Map<string, number>();
+const MAX_REMEMBERED_DOCUMENTS = 200;
 
 function estimate(b: Bucket, now: number): number {
   return Math.min(b.maximum, b.available + ((now - b.at) / 1000) * b.restoreRate);
@@ -64,7 +68,7 @@ function waitFor(shop: string, cost: number): number {
 }
 
 export interface AdminQueryOptions {
-  /** What the query is expected to cost (Shopify's requestedQueryCost); default 10. */
+  /** What the query is expected to cost; default: what Shopify reported for this document before (10 the first time). */
   cost?: number;
   /** Longest wait for the budget, in all, before giving up with AdminThrottled. */
   maxWaitMs?: number;
@@ -79,7 +83,7 @@ const MAX_TRIES = 5;
  * whatever the transport threw on timeouts and network failures. Each try has the timeout.
  */
 export async function adminQuery(shop: string, query: string, variables: Record<string, unknown>, options: AdminQueryOptions = {}): Promise<unknown> {
-  const cost = options.cost ?? 10;
+  const cost = options.cost ?? requestedCosts.get(query) ?? 10;
   let budgetMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const wait = async (ms: number, why: string) => {
     if (ms > budgetMs) {
@@ -94,12 +98,15 @@ export async function adminQuery(shop: string, query: string, variables: Record<
     await wait(waitFor(shop, cost), "waiting for the cost bucket to refill");
     const answer = await send(shop, query, variables);
     const spent = remember(shop, answer.extensions);
+    if (spent?.requestedQueryCost && !requestedCosts.has(query) && requestedCosts.size < MAX_REMEMBERED_DOCUMENTS) {
+      requestedCosts.set(query, spent.requestedQueryCost);
+    }
     const errors = z.array(graphqlError).safeParse(answer.errors);
     const list = errors.success ? errors.data : [];
     if (list.some((e) => e.extensions?.code === "THROTTLED")) {
       if (attempt >= MAX_TRIES) throw new AdminThrottled(`Shopify kept throttling ${shop} after ${attempt} tries; retried later`);
       // Refill what this query asks for (at least a second when Shopify gives no figures).
-      const needed = waitFor(shop, spent?.requestedQueryCost ?? cost);
+      const needed = waitFor(shop, spent?.requestedQueryCost ?? requestedCosts.get(query) ?? cost);
       await wait(needed === 0 ? 1_000 : needed, "THROTTLED");
       continue;
     }
@@ -139,4 +146,5 @@ async function send(shop: string, query: string, variables: Record<string, unkno
 /** Tests: forget what was learnt about the shops' buckets. */
 export function forgetAdminBudgets(): void {
   buckets.clear();
+  requestedCosts.clear();
 }

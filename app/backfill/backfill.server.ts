@@ -527,7 +527,7 @@ export function bulkQuery(kind: BackfillKind, ordersSince: Date | null): string 
 
 const RUN_BULK = `#graphql
   mutation RunBulk($query: String!) {
-    bulkOperationRunQuery(query: $query, groupObjects: true) { bulkOperation { id status } userErrors { field message } }
+    bulkOperationRunQuery(query: $query, groupObjects: true) { bulkOperation { id status } userErrors { field message code } }
   }`;
 
 const READ_BULK = `#graphql
@@ -538,7 +538,7 @@ const READ_BULK = `#graphql
 const runBulkAnswer = z.object({
   bulkOperationRunQuery: z.object({
     bulkOperation: z.object({ id: z.string() }).nullable(),
-    userErrors: z.array(z.object({ message: z.string() })),
+    userErrors: z.array(z.object({ message: z.string(), code: z.string().nullish() })),
   }),
 });
 
@@ -551,16 +551,19 @@ const readBulkAnswer = z.object({
   }),
 });
 
-/** Shopify's refusal while too many of the shop's exports run ("already in progress", "at a time"). */
-const BUSY_REFUSAL = /in progress|at a time/i;
+/**
+ * Shopify's refusals while the shop has no free turn for an export, by BulkOperationUserErrorCode
+ * (2026-04: INVALID, LIMIT_REACHED, OPERATION_IN_PROGRESS), never by message text.
+ */
+const BUSY_CODES: ReadonlySet<string> = new Set(["LIMIT_REACHED", "OPERATION_IN_PROGRESS"]);
 
 /** Starts an export: its id, or `busy` (the refusal) when Shopify has no free turn for it now. */
 async function submitBulkQuery(shop: string, query: string): Promise<{ id: string } | { busy: string }> {
   const answer = runBulkAnswer.parse(await adminQuery(shop, RUN_BULK, { query }));
   const result = answer.bulkOperationRunQuery;
   if (result.bulkOperation) return { id: result.bulkOperation.id };
-  const refusal = result.userErrors.map((e) => e.message).join("; ");
-  if (BUSY_REFUSAL.test(refusal)) return { busy: refusal };
+  const refusal = result.userErrors.map((e) => (e.code ? `${e.message} (${e.code})` : e.message)).join("; ");
+  if (result.userErrors.some((e) => e.code && BUSY_CODES.has(e.code))) return { busy: refusal };
   throw new Error(`Shopify refused the export: ${refusal}`);
 }
 
@@ -575,7 +578,7 @@ const listBulkAnswer = z.object({
 
 /** The shop's export of exactly this query still running at Shopify, if any. */
 async function runningBulkOperation(shop: string, query: string): Promise<string | null> {
-  const answer = listBulkAnswer.parse(await adminQuery(shop, LIST_BULK, { query: "status:running operation_type:query" }, { cost: 5 }));
+  const answer = listBulkAnswer.parse(await adminQuery(shop, LIST_BULK, { query: "status:running operation_type:query" }));
   const same = (q: string | null | undefined) => (q ?? "").replace(/\s+/g, " ").trim() === query.replace(/\s+/g, " ").trim();
   return answer.bulkOperations.nodes.find((o) => (o.status === "RUNNING" || o.status === "CREATED") && same(o.query))?.id ?? null;
 }
@@ -596,6 +599,6 @@ async function cancelBulkOperation(shop: string, id: string): Promise<void> {
 }
 
 async function readBulkOperation(shop: string, id: string) {
-  const answer = readBulkAnswer.parse(await adminQuery(shop, READ_BULK, { id }, { cost: 1 }));
+  const answer = readBulkAnswer.parse(await adminQuery(shop, READ_BULK, { id }));
   return { ...answer.node, url: answer.node.url ?? null, objectCount: answer.node.objectCount ?? null };
 }

@@ -7,16 +7,21 @@ import { z } from "zod";
 import { adminQuery } from "./admin-graphql.server";
 import { LINE_ITEM_FIELDS, VARIANT_FIELDS } from "./fields";
 
-/** The first page, asked for inside the object's own query. */
+/**
+ * The first page, asked for inside the object's own query. Page sizes are chosen by Shopify's
+ * requested cost (docs/shopify-graphql.md): a line item costs 5 points, a variant 2, and a query
+ * may request at most 1,000 (test/foundation/admin-graphql.test.ts holds every query to it).
+ */
 export const FIRST_LINE_ITEMS = `lineItems(first: 50) { pageInfo { hasNextPage endCursor } nodes { ${LINE_ITEM_FIELDS} } }`;
 export const FIRST_VARIANTS = `variants(first: 50) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } }`;
 
-// 250 children per page: Shopify's largest page, about 260 points of cost.
+// The pages after the first: as many children as 1,000 points allow (199 line items: 4 + 5 × 199 =
+// 999; 250 variants, Shopify's largest page: 4 + 2 × 250 = 504).
 const NEXT_PAGES = {
   lineItems: {
     query: `#graphql
       query OrderLineItems($id: ID!, $after: String) {
-        order(id: $id) { lineItems(first: 250, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${LINE_ITEM_FIELDS} } } }
+        order(id: $id) { lineItems(first: 199, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${LINE_ITEM_FIELDS} } } }
       }`,
     owner: "order",
   },
@@ -28,7 +33,6 @@ const NEXT_PAGES = {
     owner: "product",
   },
 } as const;
-const NEXT_PAGE_COST = 260;
 
 const connection = z.object({
   nodes: z.array(z.unknown()),
@@ -49,7 +53,7 @@ export async function allChildren(
   const next = NEXT_PAGES[field];
   while (page?.hasNextPage) {
     if (!page.endCursor) throw new Error(`Shopify said ${String(node.id)} has more ${field} but gave no cursor`);
-    const data = await adminQuery(shop, next.query, { id: node.id, after: page.endCursor }, { cost: NEXT_PAGE_COST, maxWaitMs: options.maxWaitMs });
+    const data = await adminQuery(shop, next.query, { id: node.id, after: page.endCursor }, { maxWaitMs: options.maxWaitMs });
     const owner = z.record(z.string(), z.looseObject({}).nullable()).parse(data)[next.owner];
     // Deleted meanwhile: never sent with part of its children; the step is retried.
     if (!owner) throw new Error(`${String(node.id)} is no longer in Shopify while its ${field} were read`);

@@ -39,12 +39,14 @@ const address = z
   })
   .nullish();
 
+const emailAddress = z.looseObject({ emailAddress: str, marketingState: str, marketingOptInLevel: str, marketingUpdatedAt: str }).nullish();
+
 const customerNode = z.looseObject({
   id: z.string(),
-  email: str,
+  defaultEmailAddress: emailAddress,
+  defaultPhoneNumber: z.looseObject({ phoneNumber: str }).nullish(),
   firstName: str,
   lastName: str,
-  phone: str,
   state: str,
   tags: z.array(z.string()).nullish(),
   createdAt: str,
@@ -52,9 +54,6 @@ const customerNode = z.looseObject({
   numberOfOrders: z.union([z.string(), z.number()]).nullish(),
   amountSpent: moneyV2,
   defaultAddress: address,
-  emailMarketingConsent: z
-    .looseObject({ marketingState: str, marketingOptInLevel: str, consentUpdatedAt: str })
-    .nullish(),
 });
 
 const productNode = z.looseObject({
@@ -69,7 +68,7 @@ const productNode = z.looseObject({
   publishedAt: str,
   createdAt: str,
   updatedAt: str,
-  featuredImage: z.looseObject({ url: str }).nullish(),
+  featuredMedia: z.looseObject({ preview: z.looseObject({ image: z.looseObject({ url: str }).nullish() }).nullish() }).nullish(),
 });
 
 const variantNode = z.looseObject({
@@ -102,7 +101,7 @@ const orderNode = z.looseObject({
   statusPageUrl: str,
   test: z.boolean().nullish(),
   tags: z.array(z.string()).nullish(),
-  customer: z.looseObject({ id: z.string(), email: str }).nullish(),
+  customer: z.looseObject({ id: z.string(), defaultEmailAddress: emailAddress }).nullish(),
   billingAddress: address,
   shippingAddress: address,
 });
@@ -147,14 +146,15 @@ function restAddress(a: z.infer<typeof address>) {
 
 export function customerBody(line: unknown): Record<string, unknown> {
   const c = customerNode.parse(line);
-  const consent = c.emailMarketingConsent;
+  // Consent lives on the customer's default email address (no address: no consent known).
+  const consent = c.defaultEmailAddress?.marketingState ? c.defaultEmailAddress : null;
   return {
     id: numericId(c.id),
     admin_graphql_api_id: c.id,
-    email: c.email ?? null,
+    email: c.defaultEmailAddress?.emailAddress ?? null,
     first_name: c.firstName ?? null,
     last_name: c.lastName ?? null,
-    phone: c.phone ?? null,
+    phone: c.defaultPhoneNumber?.phoneNumber ?? null,
     state: lower(c.state),
     tags: (c.tags ?? []).join(", "),
     created_at: c.createdAt ?? null,
@@ -168,7 +168,7 @@ export function customerBody(line: unknown): Record<string, unknown> {
       ? {
           state: lower(consent.marketingState),
           opt_in_level: lower(consent.marketingOptInLevel),
-          consent_updated_at: consent.consentUpdatedAt ?? null,
+          consent_updated_at: consent.marketingUpdatedAt ?? null,
         }
       : null,
   };
@@ -176,6 +176,7 @@ export function customerBody(line: unknown): Record<string, unknown> {
 
 export function productBody(line: unknown, children: unknown[]): Record<string, unknown> {
   const p = productNode.parse(line);
+  const imageUrl = p.featuredMedia?.preview?.image?.url;
   const variants = children.flatMap((child) => {
     const v = variantNode.safeParse(child);
     if (!v.success || !v.data.id.includes("/ProductVariant/")) return [];
@@ -208,8 +209,8 @@ export function productBody(line: unknown, children: unknown[]): Record<string, 
     published_at: p.publishedAt ?? null,
     created_at: p.createdAt ?? null,
     updated_at: p.updatedAt ?? null,
-    image: p.featuredImage?.url ? { src: p.featuredImage.url } : null,
-    images: p.featuredImage?.url ? [{ src: p.featuredImage.url }] : [],
+    image: imageUrl ? { src: imageUrl } : null,
+    images: imageUrl ? [{ src: imageUrl }] : [],
     variants,
   };
 }
@@ -239,7 +240,7 @@ export function orderBody(line: unknown, children: unknown[]): Record<string, un
     id: numericId(o.id),
     admin_graphql_api_id: o.id,
     name: o.name ?? null,
-    email: o.email ?? o.customer?.email ?? null,
+    email: o.email ?? o.customer?.defaultEmailAddress?.emailAddress ?? null,
     phone: o.phone ?? null,
     created_at: o.createdAt ?? null,
     updated_at: o.updatedAt ?? null,
@@ -258,7 +259,7 @@ export function orderBody(line: unknown, children: unknown[]): Record<string, un
     order_status_url: o.statusPageUrl ?? null,
     test: o.test ?? false,
     tags: (o.tags ?? []).join(", "),
-    customer: o.customer ? { id: numericId(o.customer.id), admin_graphql_api_id: o.customer.id, email: o.customer.email ?? null } : null,
+    customer: o.customer ? { id: numericId(o.customer.id), admin_graphql_api_id: o.customer.id, email: o.customer.defaultEmailAddress?.emailAddress ?? null } : null,
     billing_address: restAddress(o.billingAddress),
     shipping_address: restAddress(o.shippingAddress),
     line_items: lineItems,

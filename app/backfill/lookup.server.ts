@@ -33,18 +33,16 @@ const NEEDS: Record<string, "Order" | "Customer"> = {
   "customers_email_marketing_consent/update": "Customer",
 };
 
-// Shopify's requested cost of each lookup, rounded up (the first 50 line items; more are paged).
+// The first 50 line items; more are paged (children.server.ts).
 const LOOKUPS = {
   Order: {
     query: `#graphql
       query LookupOrder($id: ID!) { order(id: $id) { ${ORDER_FIELDS} ${FIRST_LINE_ITEMS} } }`,
-    cost: 110,
     topic: "orders/updated",
   },
   Customer: {
     query: `#graphql
       query LookupCustomer($id: ID!) { customer(id: $id) { ${CUSTOMER_FIELDS} } }`,
-    cost: 5,
     topic: "customers/update",
   },
 } as const;
@@ -153,7 +151,7 @@ async function fetchObject(
 ): Promise<ClaimedDelivery> {
   const lookup = LOOKUPS[kind];
   const gid = `gid://shopify/${kind}/${id}`;
-  const data = await adminQuery(shop, lookup.query, { id: gid }, { cost: lookup.cost, maxWaitMs });
+  const data = await adminQuery(shop, lookup.query, { id: gid }, { maxWaitMs });
   let body: Record<string, unknown>;
   if (kind === "Order") {
     const order = orderAnswer.parse(data).order;

@@ -201,8 +201,10 @@ export interface AdminGraphql {
 }
 
 const CUSTOMER_EMAIL_QUERY = `#graphql
-  query CustomerEmail($id: ID!) { customer(id: $id) { email } }`;
-const customerEmailAnswer = z.object({ data: z.object({ customer: z.object({ email: z.string().nullable().optional() }).nullable() }) });
+  query CustomerEmail($id: ID!) { customer(id: $id) { defaultEmailAddress { emailAddress } } }`;
+const customerEmailAnswer = z.object({
+  data: z.object({ customer: z.object({ defaultEmailAddress: z.object({ emailAddress: z.string().nullish() }).nullish() }).nullable() }),
+});
 
 /** The admin link passes the customer's numeric id (or its GraphQL id). */
 const customerIdSchema = z.union([z.string().regex(/^\d{1,20}$/), z.string().regex(/^gid:\/\/shopify\/Customer\/\d{1,20}$/)]);
@@ -222,7 +224,7 @@ export async function personForCustomer(shop: string, admin: AdminGraphql, rawId
   try {
     const answer = customerEmailAnswer.parse(await (await admin.graphql(CUSTOMER_EMAIL_QUERY, { variables: { id: gid }, signal: AbortSignal.timeout(10_000) })).json());
     if (!answer.data.customer) return { kind: "no_customer" };
-    email = answer.data.customer.email;
+    email = answer.data.customer.defaultEmailAddress?.emailAddress;
   } catch (error) {
     logger().warn({ shop, err: messageOf(error) }, "customer email lookup failed");
     return { kind: "unavailable", problem: { kind: "shopify", title: "Shopify did not answer", message: "The customer could not be read from Shopify. Please try again." } };

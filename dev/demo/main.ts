@@ -65,6 +65,9 @@ async function main() {
     port: await freePort(4020),
     demo: { appUrl },
   });
+  // The shop's history, exported when the shop is connected from the demo's Connection page.
+  const { startDemoStore } = await import("./shopify-store");
+  const store = await startDemoStore(admin, Number(args.seed));
 
   // Embedded defaults: the demo's own PGlite directory, development secrets, local services.
   const dataDir = path.join(ROOT, ".data/demo-pglite");
@@ -208,6 +211,7 @@ Send a webhook by hand:
       await http.close();
       await db.close();
       await emulator.close();
+      await store.close();
       await admin.close();
       process.exit(0);
     };
@@ -219,6 +223,7 @@ Send a webhook by hand:
   await http.close();
   await db.close();
   await emulator.close();
+  await store.close();
   await admin.close();
   process.exit(lost ? 1 : 0);
 }

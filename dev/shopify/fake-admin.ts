@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jwtVerify } from "jose";
+import { actualCost, answer, CostBuckets, prepare, throttledBody, type ThrottleStatus } from "./fake-graphql";
 import { installStorefrontResolvers } from "./fake-storefront";
 
 /**
@@ -16,9 +17,13 @@ export interface AdminCall {
   accessToken?: string;
 }
 
+/**
+ * The data of an operation, shaped as the schema's fields (the answer keeps only what the query
+ * selected; an abstract type's object names its type by `__typename` or its GID).
+ */
 export type GraphqlResolver = (query: string, variables: Record<string, unknown>, shop: string) => unknown;
 
-/** A resolver's whole answer (errors, extensions) instead of `{ data: <result> }`. */
+/** A resolver's whole answer (errors, extensions) instead of `{ data: <result> }`, sent as is. */
 export class GraphqlReply {
   constructor(readonly body: Record<string, unknown>) {}
 }
@@ -43,6 +48,13 @@ export interface FakeAdmin {
   addShop(shop: Partial<FakeShop> & { domain: string }): FakeShop;
   /** Answers GraphQL operations whose query contains `match`. */
   onGraphql(match: string, resolver: GraphqlResolver): void;
+  /** Shopify's cost bucket of each shop, now. */
+  bucket(shop: string): ThrottleStatus;
+  /** Sets every shop's bucket (size, restore rate; `currentlyAvailable`: its level now). */
+  throttle(bucket: Partial<ThrottleStatus>): void;
+  /** THROTTLED answers given, and operations answered, by the `match` of their resolver. */
+  throttled: Record<string, number>;
+  answered: Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -62,6 +74,9 @@ export async function startFakeAdmin(
   const issued = new Set<string>();
   const shops = new Map<string, FakeShop>();
   const resolvers: { match: string; resolver: GraphqlResolver }[] = [];
+  const buckets = new CostBuckets();
+  const throttled: Record<string, number> = {};
+  const answered: Record<string, number> = {};
 
   const addShop: FakeAdmin["addShop"] = (shop) => {
     const full: FakeShop = {
@@ -90,6 +105,32 @@ export async function startFakeAdmin(
       };
     },
   });
+
+  /** One GraphQL request as Shopify answers it (see fake-graphql.ts): always HTTP 200. */
+  function graphql(shop: string, query: string, variables: Record<string, unknown>, operationName: string | null): unknown {
+    const prepared = prepare(query, variables, operationName);
+    if (!("document" in prepared)) return prepared;
+    const found = resolvers.filter((r) => query.includes(r.match)).at(-1);
+    const name = found?.match ?? prepared.operationName ?? "anonymous";
+    if (!buckets.take(shop, prepared.requested)) {
+      throttled[name] = (throttled[name] ?? 0) + 1;
+      return throttledBody(prepared.requested, buckets.status(shop));
+    }
+    if (!found) {
+      buckets.refund(shop, prepared.requested);
+      return { errors: [{ message: `fake admin: no resolver for ${query.slice(0, 80)}` }] };
+    }
+    const result = found.resolver(query, variables, shop);
+    if (result instanceof GraphqlReply) {
+      buckets.refund(shop, prepared.requested);
+      return result.body;
+    }
+    answered[name] = (answered[name] ?? 0) + 1;
+    const out = answer(prepared, variables, result);
+    const actual = actualCost(prepared, variables, out.data);
+    buckets.refund(shop, prepared.requested - actual);
+    return { ...out, extensions: { cost: { requestedQueryCost: prepared.requested, actualQueryCost: actual, throttleStatus: buckets.status(shop) } } };
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The Host header gives the address the caller used (the App Bridge stub calls back to it).
@@ -158,10 +199,7 @@ export async function startFakeAdmin(
       }
       const query = String(body.query ?? "");
       const variables = (body.variables ?? {}) as Record<string, unknown>;
-      const found = resolvers.filter((r) => query.includes(r.match)).at(-1);
-      if (!found) return json(res, 200, { errors: [{ message: `fake admin: no resolver for ${query.slice(0, 80)}` }] });
-      const result = found.resolver(query, variables, shop);
-      return json(res, 200, result instanceof GraphqlReply ? result.body : { data: result });
+      return json(res, 200, graphql(shop, query, variables, typeof body.operationName === "string" ? body.operationName : null));
     }
     return json(res, 404, { errors: "Not Found" });
   }
@@ -180,6 +218,10 @@ export async function startFakeAdmin(
     shops,
     addShop,
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),
+    bucket: (shop) => buckets.status(shop),
+    throttle: (bucket) => buckets.configure(bucket),
+    throttled,
+    answered,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

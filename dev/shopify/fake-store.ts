@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { GraphqlReply, type FakeAdmin } from "./fake-admin";
+import type { FakeAdmin } from "./fake-admin";
+import { documentProblems } from "./fake-graphql";
 
 /**
  * A generated store behind the fake Admin's Bulk Operations API: `bulkOperationRunQuery` answers
@@ -15,8 +16,8 @@ import { GraphqlReply, type FakeAdmin } from "./fake-admin";
  *
  * It also answers single-object lookups (`LookupOrder`, `LookupCustomer`), the reconciliation
  * sweep's paginated `updated_at:>` queries and the pages of an object's children past the first
- * (`OrderLineItems`, `ProductVariants`), and meters every query of its own against a cost
- * bucket as Shopify does (`extensions.cost.throttleStatus`; THROTTLED when the bucket is short).
+ * (`OrderLineItems`, `ProductVariants`). The fake Admin meters them (cost, bucket, THROTTLED) and
+ * shapes the answers from Shopify's schema: the resolvers here give data only.
  */
 
 export interface StoreSize {
@@ -63,21 +64,26 @@ export interface FakeStore {
   editNextExport(kind: "customers" | "products" | "orders", edit: (lines: string[]) => string[]): void;
   /** The next `times` exports of `kind` end FAILED with this error code (e.g. INTERNAL_SERVER_ERROR, Shopify's transient failure). */
   failNextExport(kind: "customers" | "products" | "orders", errorCode?: string, times?: number): void;
+  /** The next `times` bulk queries are refused with this BulkOperationUserErrorCode and message (Shopify's words vary; its codes do not). */
+  refuseNextExports(code: "INVALID" | "LIMIT_REACHED" | "OPERATION_IN_PROGRESS", message: string, times?: number): void;
   /** Gives an order `count` line items (or a product `count` variants), replacing its children. */
   setChildren(kind: "products" | "orders", index: number, count: number): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
   touch(kind: "customers" | "products" | "orders", index: number, changes: Line, updatedAt?: string): Line;
-  /** The cost bucket (shared by the shops of this store), as of now. */
-  bucket: { maximumAvailable: number; currentlyAvailable: number; restoreRate: number };
-  /** Sets the bucket from now on (e.g. empty and slow to refill: throttling). */
-  throttle(bucket: Partial<FakeStore["bucket"]>): void;
-  /** THROTTLED answers given, and queries answered, by operation. */
+  /** Sets the fake Admin's buckets from now on (e.g. empty and slow to refill: throttling). */
+  throttle(bucket: Parameters<FakeAdmin["throttle"]>[0]): void;
+  /** THROTTLED answers given, and queries answered, by operation (the fake Admin's counts). */
   throttled: Record<string, number>;
   answered: Record<string, number>;
   close(): Promise<void>;
 }
 
-const BIG = 7_000_000_000_000_000_000n; // ids beyond 2^53, exact in the JSONL text
+const BIG = 7_000_000_000_000_000_000n;
+
+/** A customer's email as Shopify 2026-04 has it (`defaultEmailAddress.emailAddress`). */
+export function customerEmail(customer: Line): string | null {
+  return ((customer.defaultEmailAddress as { emailAddress?: string } | null)?.emailAddress ?? null);
+} // ids beyond 2^53, exact in the JSONL text
 
 export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed = 7, exportMs, concurrentExports = 5 }: StoreOptions = {}): Promise<FakeStore> {
   let state = seed;
@@ -90,13 +96,18 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
 
   const customers: Line[] = Array.from({ length: size.customers }, (_, i) => {
     const id = `gid://shopify/Customer/${BIG + BigInt(i)}`;
-    const consent = pick(["SUBSCRIBED", "NOT_SUBSCRIBED", "UNSUBSCRIBED", "PENDING", null]);
+    // Shopify 2026-04: the email and its marketing consent on `defaultEmailAddress` (null without
+    // an email; its marketingState is never null), the phone on `defaultPhoneNumber`.
+    const consent = pick(["SUBSCRIBED", "NOT_SUBSCRIBED", "UNSUBSCRIBED", "PENDING", "NOT_SUBSCRIBED"]);
+    const email = i % 17 === 5 ? null : `backfill.${i}@example.com`;
     return {
       id,
-      email: i % 17 === 5 ? null : `backfill.${i}@example.com`,
+      defaultEmailAddress: email
+        ? { emailAddress: email, marketingState: consent, marketingOptInLevel: pick(["SINGLE_OPT_IN", "CONFIRMED_OPT_IN", null]), marketingUpdatedAt: at(60) }
+        : null,
       firstName: pick(["Zoë", "José", "Ada", "Łukasz", "美咲", null]),
       lastName: pick(["Nguyễn", "O'Brien", "Smith", null]),
-      phone: i % 3 === 0 ? "+15550100" : null,
+      defaultPhoneNumber: i % 3 === 0 ? { phoneNumber: "+15550100" } : null,
       state: "ENABLED",
       tags: i % 4 === 0 ? ["vip", "wholesale"] : [],
       createdAt: at(400 - (i % 300)),
@@ -104,9 +115,6 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       numberOfOrders: String(i % 5),
       amountSpent: { amount: `${(i * 7.5).toFixed(2)}`, currencyCode: pick(["USD", "EUR", "JPY"]) },
       defaultAddress: i % 2 ? { firstName: "A", lastName: "B", city: "Kraków", country: "Poland", countryCodeV2: "PL", zip: "30-001" } : null,
-      emailMarketingConsent: consent
-        ? { marketingState: consent, marketingOptInLevel: pick(["SINGLE_OPT_IN", "CONFIRMED_OPT_IN", null]), consentUpdatedAt: at(60) }
-        : null,
     };
   });
 
@@ -135,7 +143,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       publishedAt: i % 10 === 3 ? null : at(100),
       createdAt: at(200),
       updatedAt: at(10),
-      featuredImage: i % 2 ? { url: `https://cdn.example/p${i}.jpg` } : null,
+      featuredMedia: i % 2 ? { id: `gid://shopify/MediaImage/${i + 1}`, preview: { image: { url: `https://cdn.example/p${i}.jpg` } } } : null,
     });
     variantsOf.set(id, Array.from({ length: 1 + (i % 3) }, (_, v) => variant(i, v)));
   }
@@ -162,7 +170,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     orders.push({
       id,
       name: `#${1000 + i}`,
-      email: i % 11 === 4 ? null : ((buyer?.email as string | null) ?? null),
+      email: i % 11 === 4 ? null : (buyer ? customerEmail(buyer) : null),
       createdAt: at(300 - (i % 300)),
       updatedAt: at(5),
       processedAt: at(300 - (i % 300)),
@@ -176,10 +184,10 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       totalTaxSet: { shopMoney: { amount: "0.00", currencyCode: currency } },
       totalDiscountsSet: { shopMoney: { amount: "0.00", currencyCode: currency } },
       totalShippingPriceSet: { shopMoney: { amount: "0.00", currencyCode: currency } },
-      statusPageUrl: null,
+      statusPageUrl: `https://checkout.example/orders/${1000 + i}/status`,
       test: false,
       tags: [],
-      customer: i % 11 === 4 || !buyer ? null : { id: buyer.id, email: buyer.email },
+      customer: i % 11 === 4 || !buyer ? null : { id: buyer.id, defaultEmailAddress: buyer.defaultEmailAddress },
       billingAddress: null,
       shippingAddress: null,
     });
@@ -234,43 +242,28 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     return (edit ? edit(lines) : lines).join("\n") + "\n";
   };
 
-  const bucket = { maximumAvailable: 2_000, currentlyAvailable: 2_000, restoreRate: 100 };
-  let refilledAt = Date.now();
-  const throttled: Record<string, number> = {};
-  const answered: Record<string, number> = {};
-  /** Answers as Shopify does: THROTTLED while the bucket holds less than the query's cost. */
-  const metered = (name: string, cost: number, resolve: (variables: Record<string, unknown>, query: string, shop: string) => unknown) => (query: string, variables: Record<string, unknown>, shop: string) => {
-    const now = Date.now();
-    bucket.currentlyAvailable = Math.min(bucket.maximumAvailable, bucket.currentlyAvailable + ((now - refilledAt) / 1000) * bucket.restoreRate);
-    refilledAt = now;
-    const status = () => ({ ...bucket, currentlyAvailable: Math.floor(bucket.currentlyAvailable) });
-    if (bucket.currentlyAvailable < cost) {
-      throttled[name] = (throttled[name] ?? 0) + 1;
-      return new GraphqlReply({
-        errors: [{ message: "Throttled", extensions: { code: "THROTTLED", documentation: "https://shopify.dev/api/usage/rate-limits" } }],
-        extensions: { cost: { requestedQueryCost: cost, actualQueryCost: null, throttleStatus: status() } },
-      });
-    }
-    bucket.currentlyAvailable -= cost;
-    answered[name] = (answered[name] ?? 0) + 1;
-    return new GraphqlReply({
-      data: resolve(variables, query, shop),
-      extensions: { cost: { requestedQueryCost: cost, actualQueryCost: cost, throttleStatus: status() } },
-    });
-  };
+  // Cost, throttling and the answer's shape are the fake Admin's (as Shopify's): resolvers give data.
+  const byVariables = (resolve: (variables: Record<string, unknown>, query: string, shop: string) => unknown) => (query: string, variables: Record<string, unknown>, shop: string) =>
+    resolve(variables, query, shop);
 
+  let refusals: { code: string; message: string; times: number } | undefined;
   type Operation = FakeStore["operations"][number];
   const isRunning = (op: Operation) => !op.canceled && (exportMs === undefined ? op.polls < 2 : Date.now() - op.startedAt < exportMs);
   const statusOf = (op: Operation) => (op.canceled ? "CANCELED" : isRunning(op) ? "RUNNING" : op.failed ? "FAILED" : "COMPLETED");
 
-  admin.onGraphql("bulkOperationRunQuery", metered("bulkOperationRunQuery", 10, (variables, query, shop) => {
+  admin.onGraphql("bulkOperationRunQuery", byVariables((variables, query, shop) => {
+    if (refusals && refusals.times-- > 0) return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: null, message: refusals.message, code: refusals.code }] } };
+    // Shopify validates the bulk query against the schema before accepting it.
+    const problems = documentProblems(String(variables.query ?? ""));
+    if (problems.length) return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: ["query"], message: `Invalid bulk query: ${problems.join("; ")}`, code: "INVALID" }] } };
     const running = operations.filter((o) => o.shop === shop && isRunning(o));
     if (running.length >= concurrentExports) {
-      const message =
+      // BulkOperationUserErrorCode (2026-04): OPERATION_IN_PROGRESS where one at a time is allowed, LIMIT_REACHED beyond several.
+      const refusal =
         concurrentExports === 1
-          ? `A bulk query operation for this app and shop is already in progress: ${running[0]!.id}.`
-          : `A maximum of ${concurrentExports} bulk query operations can run at a time for this app and shop.`;
-      return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: null, message }] } };
+          ? { message: `A bulk query operation for this app and shop is already in progress: ${running[0]!.id}.`, code: "OPERATION_IN_PROGRESS" }
+          : { message: `A maximum of ${concurrentExports} bulk query operations can run at a time for this app and shop.`, code: "LIMIT_REACHED" };
+      return { bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: null, ...refusal }] } };
     }
     const text = String(variables.query ?? "");
     const kind = kindOfQuery(text);
@@ -287,7 +280,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     operations.push({ id, shop, kind, query: text, grouped, polls: 0, url: base + path, startedAt: Date.now(), seq: ++seq, failed });
     return { bulkOperationRunQuery: { bulkOperation: { id, status: "CREATED" }, userErrors: [] } };
   }));
-  admin.onGraphql("ReadBulk", metered("ReadBulk", 1, (variables, _query, shop) => {
+  admin.onGraphql("ReadBulk", byVariables((variables, _query, shop) => {
     const op = operations.find((o) => o.id === variables.id && o.shop === shop);
     if (!op) return { node: null };
     op.polls++;
@@ -296,7 +289,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     if (status !== "COMPLETED") return { node: { id: op.id, status, errorCode: status === "FAILED" ? op.failed : null, objectCount: "0", url: null } };
     return { node: { id: op.id, status, errorCode: null, objectCount: String(count), url: count ? op.url : null } };
   }));
-  admin.onGraphql("bulkOperationCancel", metered("bulkOperationCancel", 10, (variables, _query, shop) => {
+  admin.onGraphql("bulkOperationCancel", byVariables((variables, _query, shop) => {
     const op = operations.find((o) => o.id === variables.id && o.shop === shop);
     if (!op) return { bulkOperationCancel: { bulkOperation: null, userErrors: [{ field: ["id"], message: "Bulk operation does not exist" }] } };
     if (!isRunning(op)) {
@@ -306,7 +299,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     return { bulkOperationCancel: { bulkOperation: { id: op.id, status: "CANCELING" }, userErrors: [] } };
   }));
   // The shop's bulk queries, newest first (`status:running` is the only filter honoured).
-  admin.onGraphql("bulkOperations(", metered("bulkOperations", 5, (variables, _query, shop) => {
+  admin.onGraphql("bulkOperations(", byVariables((variables, _query, shop) => {
     const onlyRunning = /status:running/.test(String(variables.query ?? ""));
     const nodes = operations
       .filter((o) => o.shop === shop && (!onlyRunning || isRunning(o)))
@@ -331,17 +324,17 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     if (kind === "products") return { ...o, variants: childConnection(kind, o.id as string, nestedFirst(query)) };
     return o;
   };
-  admin.onGraphql("LookupOrder", metered("LookupOrder", 110, (v, query) => {
+  admin.onGraphql("LookupOrder", byVariables((v, query) => {
     const o = orders.find((x) => x.id === v.id);
     return { order: o ? nested("orders", o, query) : null };
   }));
-  admin.onGraphql("LookupCustomer", metered("LookupCustomer", 5, (v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
+  admin.onGraphql("LookupCustomer", byVariables((v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
   // The rest of an order's line items (a product's variants) past the first page.
-  admin.onGraphql("OrderLineItems", metered("OrderLineItems", 260, (v, query) => {
+  admin.onGraphql("OrderLineItems", byVariables((v, query) => {
     const o = orders.find((x) => x.id === v.id);
     return { order: o ? { id: o.id, lineItems: childConnection("orders", o.id as string, nestedFirst(query), v.after) } : null };
   }));
-  admin.onGraphql("ProductVariants", metered("ProductVariants", 260, (v, query) => {
+  admin.onGraphql("ProductVariants", byVariables((v, query) => {
     const p = products.find((x) => x.id === v.id);
     return { product: p ? { id: p.id, variants: childConnection("products", p.id as string, nestedFirst(query), v.after) } : null };
   }));
@@ -351,9 +344,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     ["ReconcileOrders", "orders", "orders"],
     ["ReconcileProducts", "products", "products"],
   ] as const) {
-    admin.onGraphql(name, metered(name, 50, (v, query) => {
+    admin.onGraphql(name, byVariables((v, query) => {
       const since = /updated_at:>'([^']+)'/.exec(String(v.query ?? ""))?.[1];
-      const first = Number(v.first ?? 50);
+      const first = Number(new RegExp(`${field}\\(first:\\s*(\\d+)`).exec(query)?.[1] ?? v.first ?? 50);
       const matching = objects[kind]
         .filter((o) => !since || (o.updatedAt as string) > since)
         .sort((a, b) => (a.updatedAt as string).localeCompare(b.updatedAt as string));
@@ -374,6 +367,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     editNextExport: (kind, edit) => {
       edits[kind] = edit;
     },
+    refuseNextExports: (code, message, times = 1) => {
+      refusals = { code, message, times };
+    },
     failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR", times = 1) => {
       failures[kind] = { code: errorCode, times };
     },
@@ -383,13 +379,9 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
       children[kind].set(parent.id as string, Array.from({ length: count }, (_, n) => (kind === "orders" ? lineItem(index, n, currency) : variant(index, n))));
     },
     touch: (kind, index, changes, updatedAt = new Date().toISOString()) => Object.assign(objects[kind][index], changes, { updatedAt }),
-    bucket,
-    throttle: (b) => {
-      Object.assign(bucket, b);
-      refilledAt = Date.now();
-    },
-    throttled,
-    answered,
+    throttle: (b) => admin.throttle(b),
+    throttled: admin.throttled,
+    answered: admin.answered,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -102,7 +102,7 @@ export function installStorefrontResolvers(admin: FakeAdmin): void {
             id: "gid://shopify/OnlineStoreTheme/1001",
             name: "Dawn",
             role: "MAIN",
-            files: { nodes: [{ filename: "config/settings_data.json", body: { content } }] },
+            files: { nodes: [{ filename: "config/settings_data.json", body: { __typename: "OnlineStoreThemeFileBodyText", content } }] },
           },
         ],
       },

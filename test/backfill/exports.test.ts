@@ -102,6 +102,25 @@ describe.each([process.env.TEST_DATABASE_URL ? "postgres" : "pglite"] as const)(
     });
   }, 60_000);
 
+  it("a refusal is recognised by Shopify's BulkOperationUserErrorCode, whatever its words: the import waits for a turn, no error", async () => {
+    const shop = newShop("refused");
+    await install(h, shop);
+    const before = store.answered.bulkOperationRunQuery ?? 0;
+    store.refuseNextExports("LIMIT_REACHED", "Please try again later.", 1);
+    const { id } = await requestBackfill(shop, { kinds: ["customers"] });
+    h.startWorkers(1, { ...FAST_POLICY, backfillPollMs: 50 });
+    // A step that failed would show its error until its retry (5 s later): every state is watched.
+    const errors = new Set<string>();
+    const run = await until("the run to wait for its export", async () => {
+      const r = await h.app.db.prisma.backfillRun.findUniqueOrThrow({ where: { id } });
+      if (r.lastError) errors.add(r.lastError);
+      return r.bulkOperationId || r.status === "failed" ? r : null;
+    }, 45_000);
+    expect((store.answered.bulkOperationRunQuery ?? 0) - before).toBeGreaterThanOrEqual(2);
+    expect([...errors]).toEqual([]);
+    expect({ failed: run.status === "failed", bulkOperationId: run.bulkOperationId }).toEqual({ failed: false, bulkOperationId: exportsOf(shop)[0]?.id });
+  }, 60_000);
+
   it("a worker that stopped after Shopify accepted the export, before the run saved its id: the next worker takes that export over", async () => {
     const shop = newShop("crash-submit");
     await install(h, shop);

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
+import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { fixture } from "../support/webhooks";
@@ -61,7 +61,7 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
     await install(h, shop);
     // Subscribed in Shopify: the fetched customer becomes a contact with its name, then the change applies.
     const customer = store.objects.customers.find(
-      (c) => c.email && c.firstName && (c.emailMarketingConsent as { marketingState?: string } | null)?.marketingState === "SUBSCRIBED",
+      (c) => c.firstName && (c.defaultEmailAddress as { marketingState?: string } | null)?.marketingState === "SUBSCRIBED",
     )!;
     h.startWorkers(1, FAST_POLICY);
     const body = {
@@ -71,7 +71,7 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
     };
     expect((await h.send({ topic: "customers_email_marketing_consent/update", shop, body })).status).toBe(200);
     await h.settle();
-    const person = h.emulator.person(customer.email as string);
+    const person = h.emulator.person(customerEmail(customer)!);
     expect(person?.customFields.firstName).toBe(customer.firstName);
     expect(person?.statusDetails).toBe("unsubscribed");
     expect((await deliveriesOf(shop)).map((d) => d.source)).toEqual(["webhook", "lookup"]);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
 import { reconcileShopNow, reconcileStatus, seedReconcileStates } from "~/backfill/reconcile.server";
 import { PIPELINE_POLICY, type PipelinePolicy } from "~/pipeline/policy";
-import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
+import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { install, newShop, numeric, until } from "./helpers";
@@ -63,7 +63,7 @@ describeEachDatabase("reconciliation", (database) => {
       "ReconcileOrders",
       "ReconcileProducts",
     ]);
-    const events = customerEvents(customer.email as string);
+    const events = customerEvents(customerEmail(customer)!);
     expect(events).toHaveLength(1);
     expect(events[0].body).toMatchObject({ first_name: `Missed2`, silent: true });
     const delivery = await h.app.db.prisma.webhookDelivery.findFirstOrThrow({ where: { shop, source: "reconcile" } });
@@ -78,7 +78,7 @@ describeEachDatabase("reconciliation", (database) => {
     expect(first.lastEnqueued).toBe(1);
     h.startWorkers(1, FAST_POLICY);
     await h.settle();
-    expect(customerEvents(customer.email as string).map((r) => (r.body as { first_name?: string }).first_name)).toEqual(["Missed4"]);
+    expect(customerEvents(customerEmail(customer)!).map((r) => (r.body as { first_name?: string }).first_name)).toEqual(["Missed4"]);
 
     // A second sweep finds the same change already synced.
     await h.stopWorkers();

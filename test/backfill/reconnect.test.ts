@@ -83,8 +83,7 @@ describeEachDatabase("connecting again: reconnection, another account, a new key
     expect((await h.app.db.prisma.shop.findUniqueOrThrow({ where: { domain: shop } })).serviceAccount).toEqual({ id: String(account.accountId) });
     // Meanwhile a customer signs up: Shopify has them and sends customers/create, which is ignored.
     const away = store.touch("customers", NO_EMAIL, {
-      email: "while.away@example.com",
-      emailMarketingConsent: { marketingState: "SUBSCRIBED", marketingOptInLevel: "SINGLE_OPT_IN", consentUpdatedAt: new Date().toISOString() },
+      defaultEmailAddress: { emailAddress: "while.away@example.com", marketingState: "SUBSCRIBED", marketingOptInLevel: "SINGLE_OPT_IN", marketingUpdatedAt: new Date().toISOString() },
     });
     const res = await h.send({ topic: "customers/create", shop, body: customerBody({ id: numeric(away.id), email: "while.away@example.com", consent: "subscribed" }) });
     expect(res.status).toBe(200);

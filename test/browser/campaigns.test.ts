@@ -41,7 +41,7 @@ const toasted = (text: string) =>
 beforeAll(async () => {
   h = await startPipelineHarness();
   h.app.admin.addShop({ domain: SHOP, ianaTimezone: "Europe/Paris" });
-  h.app.admin.onGraphql("CustomerEmail", (_q, variables) => ({ customer: variables.id === "gid://shopify/Customer/501" ? { email: "ada@example.com" } : null }));
+  h.app.admin.onGraphql("CustomerEmail", (_q, variables) => ({ customer: variables.id === "gid://shopify/Customer/501" ? { defaultEmailAddress: { emailAddress: "ada@example.com" } } : null }));
   browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();

@@ -44,7 +44,10 @@ const customers = new Map<string, { email: string | null }>([
 
 beforeAll(async () => {
   h = await startPipelineHarness();
-  h.app.admin.onGraphql("CustomerEmail", (_q, variables) => ({ customer: customers.get(String(variables.id)) ?? null }));
+  h.app.admin.onGraphql("CustomerEmail", (_q, variables) => {
+    const c = customers.get(String(variables.id));
+    return { customer: c ? { defaultEmailAddress: c.email ? { emailAddress: c.email } : null } : null };
+  });
   for (const shop of [A, B, NOT_CONNECTED]) expect((await openPage(h.app.url, shop, "/app")).status).toBe(200);
   const b = h.emulator.createAccount({ company: "B Ltd" });
   await h.connect(A);

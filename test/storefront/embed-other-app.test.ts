@@ -20,7 +20,7 @@ beforeAll(async () => {
   h.app.admin.onGraphql("themes(", () => {
     const blocks = Object.fromEntries(Object.entries(embeds).map(([type, disabled], i) => [`44318711299460000${i}`, { type, disabled, settings: {} }]));
     const content = `/*\n * auto-generated\n */\n${JSON.stringify({ current: { sections: {}, blocks }, presets: {} })}`;
-    return { themes: { nodes: [{ id: "gid://shopify/OnlineStoreTheme/1001", name: "Dawn", role: "MAIN", files: { nodes: [{ filename: "config/settings_data.json", body: { content } }] } }] } };
+    return { themes: { nodes: [{ id: "gid://shopify/OnlineStoreTheme/1001", name: "Dawn", role: "MAIN", files: { nodes: [{ filename: "config/settings_data.json", body: { __typename: "OnlineStoreThemeFileBodyText", content } }] } }] } };
   });
 });
 afterAll(() => h.close());

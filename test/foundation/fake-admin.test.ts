@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
+import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
+import { mintSessionToken } from "../../dev/shopify/session-token";
+
+// The fake Admin answers as Shopify does (docs/shopify-graphql.md), over HTTP: from the 2026-04
+// schema, with Shopify's requested cost, single-query limit, leaky bucket and bulk error codes.
+const API_KEY = "fake-admin-test-key";
+const SECRET = "fake-admin-test-secret";
+const SHOP = "fake-admin-test.myshopify.com";
+
+describe("the fake Shopify Admin", () => {
+  let admin: FakeAdmin;
+  let store: FakeStore;
+  let token: string;
+  beforeAll(async () => {
+    admin = await startFakeAdmin({ apiKey: API_KEY, apiSecret: SECRET });
+    store = await startFakeStore(admin, { customers: 3, products: 2, orders: 2 }, { concurrentExports: 1 });
+    const exchanged = await fetch(`${admin.url}/admin/oauth/access_token?shop=${SHOP}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_id: API_KEY,
+        client_secret: SECRET,
+        subject_token: await mintSessionToken({ shop: SHOP, apiKey: API_KEY, secret: SECRET }),
+        requested_token_type: "urn:shopify:params:oauth:token-type:offline-access-token",
+      }),
+    });
+    token = ((await exchanged.json()) as { access_token: string }).access_token;
+  });
+  afterAll(async () => {
+    await store.close();
+    await admin.close();
+  });
+
+  async function graphql(query: string, variables: Record<string, unknown> = {}) {
+    const res = await fetch(`${admin.url}/admin/api/2026-04/graphql.json?shop=${SHOP}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-shopify-access-token": token },
+      body: JSON.stringify({ query, variables }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { data?: Record<string, unknown>; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: { cost: Record<string, unknown> } };
+  }
+
+  it("refuses an unknown field as Shopify does, before answering", async () => {
+    const answer = await graphql("query CustomerEmail($id: ID!) { customer(id: $id) { emailAddressOops } }", { id: "gid://shopify/Customer/1" });
+    expect(answer.data).toBeUndefined();
+    expect(answer.errors).toEqual([
+      expect.objectContaining({
+        message: "Field 'emailAddressOops' doesn't exist on type 'Customer'",
+        extensions: { code: "undefinedField", typeName: "Customer", fieldName: "emailAddressOops" },
+      }),
+    ]);
+  });
+
+  it("answers only the fields asked for, with the requested and actual cost and the bucket", async () => {
+    const id = store.objects.orders[0]!.id as string;
+    const answer = await graphql(`query LookupOrder($id: ID!) { order(id: $id) { id name lineItems(first: 50) { nodes { id quantity } } } }`, { id });
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data).toEqual({ order: { id, name: store.objects.orders[0]!.name, lineItems: { nodes: [expect.objectContaining({ quantity: expect.any(Number) })] } } });
+    expect(Object.keys((answer.data!.order as { lineItems: { nodes: object[] } }).lineItems.nodes[0]!).sort()).toEqual(["id", "quantity"]);
+    // Requested 1 + (2 + 50 × 1); actual: the one line item returned, 1 + (2 + 1).
+    expect(answer.extensions?.cost).toMatchObject({ requestedQueryCost: 53, actualQueryCost: 4, throttleStatus: { maximumAvailable: 1_000, restoreRate: 100 } });
+  });
+
+  it("refuses a query requesting more than 1,000 points with MAX_COST_EXCEEDED", async () => {
+    const answer = await graphql(`{ orders(first: 10) { nodes { id lineItems(first: 250) { nodes { id product { id } } } } } }`);
+    expect(answer.data).toBeUndefined();
+    expect(answer.errors?.[0]).toMatchObject({ extensions: { code: "MAX_COST_EXCEEDED", cost: 5_032, maxCost: 1_000 } });
+    expect(answer.errors?.[0]?.message).toMatch(/^Query cost is 5032, which exceeds the single query max cost limit \(1000\)/);
+  });
+
+  it("throttles by the leaky bucket: THROTTLED with the requested cost and the bucket's state", async () => {
+    admin.throttle({ currentlyAvailable: 100, restoreRate: 0 });
+    try {
+      const answer = await graphql(`{ orders(first: 100) { nodes { id customer { id } } } }`);
+      expect(answer.data).toBeUndefined();
+      expect(answer.errors).toEqual([expect.objectContaining({ message: "Throttled", extensions: expect.objectContaining({ code: "THROTTLED" }) })]);
+      expect(answer.extensions?.cost).toEqual({
+        requestedQueryCost: 202,
+        actualQueryCost: null,
+        throttleStatus: { maximumAvailable: 1_000, currentlyAvailable: 100, restoreRate: 0 },
+      });
+    } finally {
+      admin.throttle({ currentlyAvailable: 1_000, restoreRate: 100 });
+    }
+  });
+
+  it("refuses a second bulk query while one runs with BulkOperationUserErrorCode OPERATION_IN_PROGRESS", async () => {
+    const run = `mutation RunBulk($query: String!) { bulkOperationRunQuery(query: $query, groupObjects: true) { bulkOperation { id } userErrors { field message code } } }`;
+    const first = await graphql(run, { query: "{ customers { edges { node { id } } } }" });
+    expect(first.data).toMatchObject({ bulkOperationRunQuery: { bulkOperation: { id: expect.any(String) }, userErrors: [] } });
+    const second = await graphql(run, { query: "{ products { edges { node { id } } } }" });
+    expect(second.data).toMatchObject({ bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ code: "OPERATION_IN_PROGRESS" }] } });
+    expect(second.extensions?.cost).toMatchObject({ requestedQueryCost: 10 });
+  });
+
+  it("refuses a bulk query the schema refuses with BulkOperationUserErrorCode INVALID", async () => {
+    const answer = await graphql(`mutation RunBulk($query: String!) { bulkOperationRunQuery(query: $query) { bulkOperation { id } userErrors { field code } } }`, {
+      query: "{ customers { edges { node { id email featuredOops } } } }",
+    });
+    expect(answer.data).toEqual({ bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: ["query"], code: "INVALID" }] } });
+  });
+});
