@@ -19,7 +19,7 @@ import {
 import { useEffect, useState } from "react";
 import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
-import { historyAction, historyView } from "~/admin/history.server";
+import { historyAction, historyView, orderWindow } from "~/admin/history.server";
 import { pauseText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
@@ -29,8 +29,13 @@ import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [shop, history, zone] = await Promise.all([describeShop(session.shop), historyView(session.shop), storeTimeZone(admin, session.shop)]);
-  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone };
+  const [shop, history, zone, ordersWindow] = await Promise.all([
+    describeShop(session.shop),
+    historyView(session.shop),
+    storeTimeZone(admin, session.shop),
+    orderWindow(session.shop),
+  ]);
+  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -196,7 +201,7 @@ export default function Connection() {
         <SectionCard title={account ? "Use another API key" : "Connect with your API key"}>
           {keyForm}
         </SectionCard>
-        {account && <HistoryImport history={shop.history} timeZone={shop.zone} />}
+        {account && <HistoryImport history={shop.history} timeZone={shop.zone} ordersWindow={shop.ordersWindow} />}
         {account && (
           <SectionCard title="Disconnect">
             {!confirmingDisconnect && (
