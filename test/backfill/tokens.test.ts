@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
 import { BACKFILL_STATUS } from "~/pipeline/status";
+import { PrismaSessionStorage } from "~/shopify/session-storage.server";
 import { decryptSecret } from "~/shops/secrets.server";
+import { Session } from "@shopify/shopify-api";
 import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -92,5 +94,26 @@ describeEachDatabase("expiring offline tokens", (database) => {
     expect(refreshes(shop)).toBe(1);
     // The token it replaced was never sent to the GraphQL API again.
     expect(admin().calls.slice(before).filter((c) => c.path.endsWith("/graphql.json") && c.accessToken === first)).toEqual([]);
+  });
+
+  it("a non-expiring token stored before the switch is exchanged for an expiring pair on first use", async () => {
+    const shop = newShop("tokens");
+    await install(h, shop);
+    // As an install made before expiring tokens were turned on left it: a token without expiry.
+    const legacy = `shpat_fake_offline_legacy_${Date.now()}`;
+    admin().issued.add(legacy);
+    await new PrismaSessionStorage().storeSession(new Session({ id: `offline_${shop}`, shop, state: "", isOnline: false, accessToken: legacy, scope: admin().shops.get(shop)!.scopes }));
+    await requestBackfill(shop, { orderDays: null, kinds: ["customers"] });
+    h.startWorkers(1, FAST_POLICY);
+    await until("the import to end", async () => {
+      const p = await backfillProgress(shop);
+      return p && (p.status === BACKFILL_STATUS.done || p.status === BACKFILL_STATUS.failed) ? p : null;
+    }, 60_000);
+    expect(await backfillProgress(shop)).toMatchObject({ status: BACKFILL_STATUS.done });
+    const row = await session(shop);
+    expect(row?.expires).toBeInstanceOf(Date);
+    expect(row?.refreshToken).toMatch(/^v2:/);
+    expect(decryptSecret(row!.accessToken, shop, "shopify-token")).toBe(admin().tokens.get(shop));
+    expect(admin().calls.filter((c) => c.path.endsWith("/graphql.json") && c.accessToken === legacy)).toEqual([]);
   });
 });
