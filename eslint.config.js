@@ -19,7 +19,8 @@ export default tseslint.config(
   },
   {
     // No import cycles in the app or the development tools: a cycle means two modules that cannot
-    // be understood (or loaded) one without the other. Dynamic import() counts too.
+    // be understood (or loaded) one without the other. Dynamic import() counts too; type-only
+    // imports, which this rule skips, are held by dependency-cruiser (.dependency-cruiser.cjs, npm run lint).
     files: ["app/**/*.{ts,tsx}", "dev/**/*.ts"],
     plugins: { "import-x": importX },
     settings: {
