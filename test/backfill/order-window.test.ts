@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
 import { BACKFILL_STATUS } from "~/pipeline/status";
 import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
-import { openPage } from "../admin/support";
+import { actionData, openPage, postForm } from "../admin/support";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { install, newShop, numeric, until } from "./helpers";
@@ -73,5 +73,18 @@ describeEachDatabase("the 60-day order window", (database) => {
     const html = await (await openPage(h.app.url, shop, "/app/connection")).text();
     expect(html).not.toContain("data-orders-window");
     expect(html).toContain("Last year");
+  });
+
+  it("without read_all_orders: connecting says the import brings 60 days of orders, not a year", async () => {
+    const shop = newShop("window");
+    const added = h.app.admin.addShop({ domain: shop });
+    added.scopes = added.scopes.split(",").filter((s) => s !== "read_all_orders").join(",");
+    expect((await openPage(h.app.url, shop, "/app/connection")).status).toBe(200);
+    const result = await actionData<{ ok: boolean; notice?: { body: string } }>(
+      await postForm(h.app.url, shop, "/app/connection", { intent: "connect", apiKey: h.emulator.apiKey }),
+    );
+    expect(result.ok).toBe(true);
+    expect(result.notice?.body).toContain("orders of the last 60 days");
+    expect(result.notice?.body).not.toContain("last year");
   });
 });
