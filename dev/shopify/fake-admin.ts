@@ -96,7 +96,7 @@ export async function startFakeAdmin(
     expiresAt.set(token, Date.now() + ACCESS_TOKEN_SECONDS * 1000);
     shopOfToken.set(token, shop);
     refreshTokens.set(refresh, { shop, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000, retired: false, previous });
-    return { access_token: token, scope: shops.get(shop)!.scopes, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, refresh_token_expires_in: REFRESH_TOKEN_SECONDS };
+    return { access_token: token, scope: (shops.get(shop) ?? addShop({ domain: shop })).scopes, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, refresh_token_expires_in: REFRESH_TOKEN_SECONDS };
   };  const shops = new Map<string, FakeShop>();
   const resolvers: { match: string; resolver: GraphqlResolver }[] = [];
 
