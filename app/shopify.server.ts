@@ -1,13 +1,13 @@
 import "@shopify/shopify-app-remix/adapters/node";
-import { ApiVersion, AppDistribution, shopifyApp } from "@shopify/shopify-app-remix/server";
+import { AppDistribution, shopifyApp } from "@shopify/shopify-app-remix/server";
 import { LogSeverity } from "@shopify/shopify-api";
-import { setAbstractFetchFunc } from "@shopify/shopify-api/runtime";
 import { config, type AppConfig } from "./config.server";
 import { logger } from "./logger.server";
+import { API_VERSION, routeAdminApiToOrigin } from "./shopify/admin-api.server";
 import { PrismaSessionStorage } from "./shopify/session-storage.server";
 import { recordInstall } from "./shops/shops.server";
 
-export const API_VERSION = ApiVersion.April26;
+export { API_VERSION };
 
 const cfg = config();
 
@@ -20,8 +20,10 @@ const shopify = shopifyApp({
   authPathPrefix: "/auth",
   sessionStorage: new PrismaSessionStorage(),
   distribution: AppDistribution.AppStore,
-  // Embedded auth by token exchange (no OAuth redirects inside the admin iframe).
-  future: { unstable_newEmbeddedAuthStrategy: true },
+  // Embedded auth by token exchange (no OAuth redirects inside the admin iframe). Offline tokens
+  // expire after an hour with a refresh token (required of public apps from 2027-01-01); the
+  // library refreshes them in requests, app/shopify/admin-api.server.ts in background work.
+  future: { unstable_newEmbeddedAuthStrategy: true, expiringOfflineAccessTokens: true },
   // Shopify's library logs through ours (one format, one redaction list). Its "info" is a line
   // per admin request, so it speaks only from our "debug" level down.
   logger: {
@@ -40,20 +42,8 @@ const shopify = shopifyApp({
   },
 });
 
-if (cfg.adminApiOrigin) {
-  // Tests and the demo: every Admin API call (token exchange, GraphQL) goes to the fake Admin
-  // instead of https://<shop>.myshopify.com.
-  const origin = cfg.adminApiOrigin;
-  setAbstractFetchFunc((input, init) => {
-    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
-    if (url.hostname.endsWith(".myshopify.com")) {
-      const target = new URL(url.pathname + url.search, origin);
-      target.searchParams.set("shop", url.hostname);
-      return fetch(target, init);
-    }
-    return fetch(input, init);
-  });
-}
+// Tests and the demo: Admin API calls go to the fake Admin (the switch lives with the background client).
+routeAdminApiToOrigin(cfg.adminApiOrigin);
 
 function shopifyLogLevel(level: AppConfig["logLevel"]): LogSeverity {
   if (level === "trace" || level === "debug") return LogSeverity.Debug;

@@ -29,10 +29,10 @@ function useRate(history: HistoryView | null): number | null {
 }
 
 /** The history import on the Connection page: a live progress bar while it runs, and a restart with the orders period. */
-export function HistoryImport({ history, timeZone }: { history: HistoryView | null; timeZone?: string }) {
+export function HistoryImport({ history, timeZone, ordersWindow }: { history: HistoryView | null; timeZone?: string; ordersWindow: number | null }) {
   const revalidator = useRevalidator();
   const navigation = useNavigation();
-  const [orders, setOrders] = useState("365");
+  const [orders, setOrders] = useState(ordersWindow === null ? "365" : String(ordersWindow));
   const active = history !== null && isActive(history);
   const sending = history?.status === BACKFILL_STATUS.done && history.sending > 0;
   // Live while it runs (and until what it read has been sent): the loader is read again every 2 s.
@@ -96,6 +96,17 @@ export function HistoryImport({ history, timeZone }: { history: HistoryView | nu
               : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
         </Text>
       )}
+      {ordersWindow !== null && (
+        // Shopify's rule, not ours: without read_all_orders the Admin API shows 60 days of orders.
+        <Text as="p" variant="bodySm" tone="subdued">
+          <span data-orders-window={ordersWindow}>
+            Orders of the last {ordersWindow} days only: Shopify lets an app read older orders once it has approved the app&apos;s
+            request for access to all orders (<code>read_all_orders</code>). The app&apos;s developer asks for it in the Shopify
+            Partner Dashboard (the app&apos;s API access page, &quot;Read all orders scope&quot;); once Shopify approves it, you are
+            asked to accept the new permission, and &quot;Import history again&quot; then reaches older orders.
+          </span>
+        </Text>
+      )}
       {!active && (
         <Form method="post">
           <input type="hidden" name="intent" value="resync" />
@@ -106,11 +117,15 @@ export function HistoryImport({ history, timeZone }: { history: HistoryView | nu
                 name="orders"
                 value={orders}
                 onChange={setOrders}
-                options={[
-                  { label: "Last 90 days", value: "90" },
-                  { label: "Last year", value: "365" },
-                  { label: "All orders", value: "all" },
-                ]}
+                options={
+                  ordersWindow === null
+                    ? [
+                        { label: "Last 90 days", value: "90" },
+                        { label: "Last year", value: "365" },
+                        { label: "All orders", value: "all" },
+                      ]
+                    : [{ label: `Last ${ordersWindow} days (all Shopify lets the app read)`, value: String(ordersWindow) }]
+                }
               />
             </Box>
             <Button submit loading={navigation.state === "submitting" && navigation.formData?.get("intent") === "resync"}>

@@ -3,6 +3,7 @@ import { ConnectionError, connectShop, disconnectShop } from "../shops/connectio
 import { connectionNotice, type ConnectionNotice } from "../shops/connection-text";
 import { removeTracker, syncTracker } from "../storefront/tracker.server";
 import { fieldErrors } from "./forms";
+import { orderWindow } from "./history.server";
 
 const connectFormSchema = z.object({
   apiKey: z
@@ -40,7 +41,7 @@ export async function connectionAction(shop: string, form: FormData): Promise<Co
     const { account, change, previous } = await connectShop(shop, { apiKey: parsed.data.apiKey });
     await syncTracker(shop); // this account's tracker on the storefront (never throws; the worker retries)
     const name = account.company ?? account.email;
-    const notice = connectionNotice(change, name, previous ? (previous.company ?? previous.email) : null);
+    const notice = connectionNotice(change, name, previous ? (previous.company ?? previous.email) : null, await orderWindow(shop));
     return { ok: true, toast: `Connected to ${name}`, at, notice };
   } catch (error) {
     if (error instanceof ConnectionError) return { ok: false, errors: { apiKey: error.message }, reason: error.reason, at };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BackfillRefused, backfillProgress, requestBackfill } from "../backfill/backfill.server";
-import { database } from "../db.server";
+import { database, prisma } from "../db.server";
+import { orderWindowDays } from "../shopify/access";
 import { DELIVERY_STATUS } from "../pipeline/status";
 import type { BackfillStatus } from "../pipeline/status";
 import { shopContext } from "../shops/connection.server";
@@ -22,6 +23,8 @@ export interface HistoryView {
   /** Objects read from Shopify that the app has not yet turned into calls to the service. */
   sending: number;
   lastError: string | null;
+  /** Orders created since then were asked of Shopify (null: all). */
+  ordersSince: string | null;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -41,6 +44,7 @@ export async function historyView(shop: string): Promise<HistoryView | null> {
     objects: p.objects,
     sending: await stillSending(shop),
     lastError: p.lastError,
+    ordersSince: p.ordersSince?.toISOString() ?? null,
     createdAt: p.createdAt.toISOString(),
     finishedAt: p.finishedAt?.toISOString() ?? null,
   };
@@ -59,8 +63,14 @@ async function stillSending(shop: string): Promise<number> {
   return row?.n ?? 0;
 }
 
+/** Days of orders Shopify lets the app read for this shop (60 without read_all_orders), or null for all. */
+export async function orderWindow(shop: string): Promise<number | null> {
+  const row = await prisma().shop.findUnique({ where: { domain: shop }, select: { scopes: true } });
+  return orderWindowDays(row?.scopes);
+}
+
 const resyncFormSchema = z.object({
-  orders: z.enum(["90", "365", "all"], { error: "Choose how far back to import orders." }),
+  orders: z.enum(["60", "90", "365", "all"], { error: "Choose how far back to import orders." }),
 });
 
 export type HistoryActionResult = { ok: true; toast: string; at: number } | { ok: false; toast: string; error: true; errors: Record<string, string>; at: number };
@@ -70,7 +80,7 @@ export async function historyAction(shop: string, form: FormData): Promise<Histo
   const at = Date.now();
   const parsed = resyncFormSchema.safeParse({ orders: form.get("orders") ?? undefined });
   if (!parsed.success) return { ok: false, toast: "Choose how far back to import orders.", error: true, errors: { orders: "Choose how far back to import orders." }, at };
-  const orderDays = parsed.data.orders === "all" ? null : (Number(parsed.data.orders) as 90 | 365);
+  const orderDays = parsed.data.orders === "all" ? null : (Number(parsed.data.orders) as 60 | 90 | 365);
   // Not connected (a page opened before the merchant disconnected): nothing imported could be sent.
   if (!(await shopContext(shop)).connected) {
     return { ok: false, toast: "Connect your marketing account first: connecting imports your history.", error: true, errors: {}, at };

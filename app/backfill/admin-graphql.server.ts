@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { config } from "../config.server";
+import { adminGraphqlRequest, type AdminAnswer } from "../shopify/admin-api.server";
 
 /** Shopify's budget could not be had within the wait allowed: try again later. */
 export class AdminThrottled extends Error {
@@ -117,30 +117,9 @@ export async function adminQuery(shop: string, query: string, variables: Record<
   }
 }
 
-interface RawAnswer {
-  data?: unknown;
-  errors?: unknown;
-  extensions?: unknown;
-}
-
-/**
- * The library throws on a GraphQL error in a 200 (THROTTLED included), with the body attached:
- * both come back here as one shape.
- */
-async function send(shop: string, query: string, variables: Record<string, unknown>): Promise<RawAnswer> {
-  // Loaded on first use: the worker's modules must not configure the Shopify app when imported.
-  const { unauthenticated } = await import("../shopify.server");
-  const { admin } = await unauthenticated.admin(shop);
-  try {
-    const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
-    return (await response.json()) as RawAnswer;
-  } catch (error) {
-    const body = (error as { body?: { errors?: { graphQLErrors?: unknown }; extensions?: unknown; data?: unknown } }).body;
-    if (body && typeof body === "object" && body.errors?.graphQLErrors) {
-      return { data: body.data, errors: body.errors.graphQLErrors, extensions: body.extensions };
-    }
-    throw error;
-  }
+/** Shopify's answer whole (THROTTLED included); tokens and timeouts are app/shopify's business. */
+function send(shop: string, query: string, variables: Record<string, unknown>): Promise<AdminAnswer> {
+  return adminGraphqlRequest(shop, query, variables);
 }
 
 /** Tests: forget what was learnt about the shops' buckets. */

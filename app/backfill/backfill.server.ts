@@ -18,6 +18,7 @@ import { claimRows } from "../pipeline/claim.server";
 import { bumpCounters } from "../pipeline/counters.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { BACKFILL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, type BackfillStatus } from "../pipeline/status";
+import { reachableOrderDays } from "../shopify/access";
 import { parseShopifyJson } from "../sync/json";
 import { adminQuery } from "./admin-graphql.server";
 import { runReconcileStep } from "./reconcile.server";
@@ -37,8 +38,8 @@ const BUSY_RETRY_MS = 10_000;
 
 export const backfillRequestSchema = z.object({
   kinds: z.array(z.enum(BACKFILL_KINDS)).min(1).default([...BACKFILL_KINDS]),
-  /** Orders of the last N days; null: all of them. */
-  orderDays: z.union([z.literal(90), z.literal(365), z.null()]).default(365),
+  /** Orders of the last N days; null: all of them (within what the shop's scopes let the app see). */
+  orderDays: z.union([z.literal(60), z.literal(90), z.literal(365), z.null()]).default(365),
 });
 export type BackfillRequest = z.input<typeof backfillRequestSchema>;
 
@@ -53,7 +54,10 @@ export class BackfillRefused extends Error {
  */
 export async function requestBackfill(shop: string, input: BackfillRequest = {}, options: { replacing?: string } = {}): Promise<{ id: string }> {
   const req = backfillRequestSchema.parse(input);
-  const ordersSince = req.orderDays === null ? null : new Date(Date.now() - req.orderDays * 86_400_000);
+  // Without read_all_orders Shopify shows 60 days of orders: the run says so instead of asking for a year.
+  const [granted] = await database().sql.query<{ scopes: string | null }>(`SELECT scopes FROM "Shop" WHERE domain = $1`, [shop]);
+  const orderDays = reachableOrderDays(req.orderDays, granted?.scopes);
+  const ordersSince = orderDays === null ? null : new Date(Date.now() - orderDays * 86_400_000);
   const replaced: string[] = [];
   const queued = await database().sql.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('backfill:' || $1))`, [shop]);
@@ -100,6 +104,8 @@ export interface BackfillProgress {
   linesDone: number;
   /** submit, wait (Shopify is exporting), import. */
   phase: string;
+  /** Orders created since then are imported (null: all of them). */
+  ordersSince: Date | null;
   lastError: string | null;
   createdAt: Date;
   finishedAt: Date | null;
@@ -119,6 +125,7 @@ export async function backfillProgress(shop: string): Promise<BackfillProgress |
     expected: run.objectCount,
     linesDone: run.linesDone,
     phase: run.phase,
+    ordersSince: run.ordersSince,
     lastError: run.lastError,
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,

@@ -15,22 +15,8 @@ import { claimRows } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
 import { decide, type ObjectMemory } from "./decide";
 import { backoffMs, type PipelinePolicy } from "./policy";
-import { DELIVERY_OUTCOME, DELIVERY_STATUS, type DeliveryOutcome } from "./status";
+import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery, type DeliveryOutcome } from "./status";
 import { messageOf } from "../errors";
-
-/** A recorded delivery leased for planning (also what the unknown-object lookup reads and writes). */
-export interface ClaimedDelivery {
-  id: string;
-  receivedAt: Date;
-  triggeredAt: Date | null;
-  shop: string;
-  topic: string;
-  eventId: string;
-  rawBody: string;
-  attempts: number;
-  /** webhook; backfill, lookup, reconcile: recorded by the app, their events go out silent (no automations for old news). */
-  source: string;
-}
 
 /** A claimed delivery after the work that needs no database: parsing and a first plan. */
 type Prepared =

@@ -43,3 +43,17 @@ export const TIMER_STATUS = {
   /** could not be turned into a call, with the reason */
   failed: "failed",
 } as const;
+
+/** A recorded delivery leased for planning (also what the unknown-object lookup reads and writes). */
+export interface ClaimedDelivery {
+  id: string;
+  receivedAt: Date;
+  triggeredAt: Date | null;
+  shop: string;
+  topic: string;
+  eventId: string;
+  rawBody: string;
+  attempts: number;
+  /** webhook; backfill, lookup, reconcile: recorded by the app, their events go out silent (no automations for old news). */
+  source: string;
+}

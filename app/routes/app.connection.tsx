@@ -19,18 +19,23 @@ import {
 import { useEffect, useState } from "react";
 import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
-import { historyAction, historyView } from "~/admin/history.server";
+import { historyAction, historyView, orderWindow } from "~/admin/history.server";
 import { pauseText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
-import { IMPORTED, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
+import { importedText, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [shop, history, zone] = await Promise.all([describeShop(session.shop), historyView(session.shop), storeTimeZone(admin, session.shop)]);
-  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone };
+  const [shop, history, zone, ordersWindow] = await Promise.all([
+    describeShop(session.shop),
+    historyView(session.shop),
+    storeTimeZone(admin, session.shop),
+    orderWindow(session.shop),
+  ]);
+  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -109,7 +114,7 @@ export default function Connection() {
             <BlockStack gap="200">
               <p>
                 A new key of the same account only replaces the key. A key of another marketing account switches this store to that account: the app
-                forgets what it sent to {accountName} and imports your store&apos;s history ({IMPORTED}) into the new account, without starting
+                forgets what it sent to {accountName} and imports your store&apos;s history ({importedText(shop.ordersWindow)}) into the new account, without starting
                 automations. {accountName} keeps what it already has and receives nothing more.
               </p>
               <InlineStack gap="200">
@@ -196,20 +201,20 @@ export default function Connection() {
         <SectionCard title={account ? "Use another API key" : "Connect with your API key"}>
           {keyForm}
         </SectionCard>
-        {account && <HistoryImport history={shop.history} timeZone={shop.zone} />}
+        {account && <HistoryImport history={shop.history} timeZone={shop.zone} ordersWindow={shop.ordersWindow} />}
         {account && (
           <SectionCard title="Disconnect">
             {!confirmingDisconnect && (
               <Text as="p" tone="subdued">
                 Stops all syncing for this store and forgets the API key. Nothing is sent while disconnected. If you connect again, your store&apos;s
-                history is imported to catch up: {IMPORTED}, without starting automations. {NOT_CAUGHT_UP}
+                history is imported to catch up: {importedText(shop.ordersWindow)}, without starting automations. {NOT_CAUGHT_UP}
               </Text>
             )}
             {confirmingDisconnect ? (
               <Banner tone="critical" title={`Disconnect ${accountName}?`}>
                 <BlockStack gap="200">
                   <p>
-                    Nothing more is sent until you connect again. Connecting again imports your store&apos;s {IMPORTED}. {NOT_CAUGHT_UP}
+                    Nothing more is sent until you connect again. Connecting again imports your store&apos;s {importedText(shop.ordersWindow)}. {NOT_CAUGHT_UP}
                   </p>
                   <Form method="post">
                     <input type="hidden" name="intent" value="disconnect" />

@@ -3,8 +3,13 @@
 /** "first" / "reconnected" / "switched" start a history import; "same" only replaces the key (see connectShop). */
 export type ConnectionChange = "first" | "same" | "reconnected" | "switched";
 
-/** What the history import sends (app/backfill: customers, products, orders of the last 365 days). */
-export const IMPORTED = "customers (with their consent), products and orders of the last year";
+/**
+ * What the history import sends (app/backfill: customers, products, orders of the last 365 days,
+ * or of the days Shopify lets the app read: 60 without read_all_orders).
+ */
+export function importedText(ordersWindow: number | null): string {
+  return `customers (with their consent), products and orders of the last ${ordersWindow === null ? "year" : `${ordersWindow} days`}`;
+}
 
 /** What the import cannot catch up on after a disconnection (they are not in Shopify's exports as changes). */
 export const NOT_CAUGHT_UP =
@@ -16,7 +21,8 @@ export interface ConnectionNotice {
 }
 
 /** The banner shown after a key was saved, saying what the connection did. */
-export function connectionNotice(change: ConnectionChange, account: string, previous: string | null): ConnectionNotice {
+export function connectionNotice(change: ConnectionChange, account: string, previous: string | null, ordersWindow: number | null = null): ConnectionNotice {
+  const IMPORTED = importedText(ordersWindow);
   const progress = "(progress under Store history), without starting automations.";
   switch (change) {
     case "first":

@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { jwtVerify } from "jose";
 import { actualCost, answer, CostBuckets, prepare, throttledBody, type ThrottleStatus } from "./fake-graphql";
 import { installStorefrontResolvers } from "./fake-storefront";
@@ -35,15 +37,37 @@ export interface FakeShop {
   primaryDomainUrl: string;
   /** The store's time zone (Admin GraphQL `shop { ianaTimezone }`). */
   ianaTimezone: string;
+  /** The access scopes the merchant granted (default: all the app's configuration asks for). */
+  scopes: string;
 }
+
+/** The scopes the app's configuration asks for: what Shopify grants at install. */
+const APP_SCOPES = /^scopes\s*=\s*"([^"]*)"/m.exec(readFileSync(path.resolve(import.meta.dirname, "../../shopify.app.toml"), "utf8"))?.[1] ?? "";
+
+/** Orders older than this are invisible to a shop's tokens without `read_all_orders` (Shopify's Order docs). */
+export const ORDER_WINDOW_DAYS = 60;
+
+/** Whether a shop's tokens may read an order created at `createdAt` (ISO). */
+export function orderVisible(shop: FakeShop | undefined, createdAt: string, now = Date.now()): boolean {
+  if (!shop || shop.scopes.split(",").includes("read_all_orders")) return true;
+  return Date.parse(createdAt) >= now - ORDER_WINDOW_DAYS * 86_400_000;
+}
+
+/** Expiring offline tokens as Shopify issues them: an hour, with a refresh token good for 90 days. */
+const ACCESS_TOKEN_SECONDS = 3_600;
+const REFRESH_TOKEN_SECONDS = 90 * 86_400;
 
 export interface FakeAdmin {
   url: string;
   calls: AdminCall[];
   /** The latest offline access token handed out, by shop. */
   tokens: Map<string, string>;
-  /** Every access token handed out (all stay valid, as Shopify's do). */
+  /** Every access token handed out (non-expiring ones stay valid; expiring ones until `expiresAt`). */
   issued: Set<string>;
+  /** When each expiring access token stops working (ms since the epoch). */
+  expiresAt: Map<string, number>;
+  /** Ends every expiring access token of the shop now, as an hour passing would (refresh tokens keep working). */
+  expireTokens(shop: string): void;
   shops: Map<string, FakeShop>;
   addShop(shop: Partial<FakeShop> & { domain: string }): FakeShop;
   /** Answers GraphQL operations whose query contains `match`. */
@@ -72,7 +96,20 @@ export async function startFakeAdmin(
   const calls: AdminCall[] = [];
   const tokens = new Map<string, string>();
   const issued = new Set<string>();
-  const shops = new Map<string, FakeShop>();
+  const expiresAt = new Map<string, number>();
+  const shopOfToken = new Map<string, string>();
+  const refreshTokens = new Map<string, { shop: string; expiresAt: number; retired: boolean; previous?: string }>();
+  /** An expiring pair as Shopify answers it (the offline token response plus expiry and refresh token). */
+  const expiringPair = (shop: string, previous?: string) => {
+    const token = `shpat_fake_offline_${crypto.randomUUID().replaceAll("-", "")}`;
+    const refresh = `shprt_fake_${crypto.randomUUID().replaceAll("-", "")}`;
+    issued.add(token);
+    tokens.set(shop, token);
+    expiresAt.set(token, Date.now() + ACCESS_TOKEN_SECONDS * 1000);
+    shopOfToken.set(token, shop);
+    refreshTokens.set(refresh, { shop, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000, retired: false, previous });
+    return { access_token: token, scope: (shops.get(shop) ?? addShop({ domain: shop })).scopes, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, refresh_token_expires_in: REFRESH_TOKEN_SECONDS };
+  };  const shops = new Map<string, FakeShop>();
   const resolvers: { match: string; resolver: GraphqlResolver }[] = [];
   const buckets = new CostBuckets();
   const throttled: Record<string, number> = {};
@@ -84,6 +121,7 @@ export async function startFakeAdmin(
       currencyCode: "USD",
       primaryDomainUrl: `https://${shop.domain}`,
       ianaTimezone: "UTC",
+      scopes: APP_SCOPES,
       ...shop,
     };
     shops.set(full.domain, full);
@@ -145,17 +183,32 @@ export async function startFakeAdmin(
       if (body.client_id !== apiKey || body.client_secret !== apiSecret) {
         return json(res, 400, { error: "invalid_client" });
       }
+      if (body.grant_type === "refresh_token") {
+        // The previous refresh token stays usable until its replacement is first used (Shopify, 2026-08-28).
+        const known = refreshTokens.get(String(body.refresh_token));
+        if (!known || known.shop !== shop || known.retired || known.expiresAt <= Date.now()) return json(res, 400, { error: "invalid_grant" });
+        if (known.previous) refreshTokens.get(known.previous)!.retired = true;
+        return json(res, 200, expiringPair(shop, String(body.refresh_token)));
+      }
+      if (String(body.subject_token_type).endsWith(":offline-access-token")) {
+        // Migration of a non-expiring offline token to an expiring pair.
+        const subject = String(body.subject_token);
+        if (!issued.has(subject) || expiresAt.has(subject) || body.expiring !== "1") return json(res, 400, { error: "invalid_subject_token" });
+        return json(res, 200, expiringPair(shop));
+      }
       try {
         const { payload } = await jwtVerify(String(body.subject_token), new TextEncoder().encode(apiSecret), {
           audience: apiKey,
         });
         if (payload.dest !== `https://${shop}`) return json(res, 400, { error: "invalid_subject_token" });
         const online = String(body.requested_token_type).endsWith(":online-access-token");
+        if (!shops.has(shop)) addShop({ domain: shop });
+        if (!online && body.expiring === "1") return json(res, 200, expiringPair(shop));
         const token = `shpat_fake_${online ? "online" : "offline"}_${crypto.randomUUID().replaceAll("-", "")}`;
         if (!online) tokens.set(shop, token);
         issued.add(token);
         if (!shops.has(shop)) addShop({ domain: shop });
-        const scope = "read_customers,write_customers,read_orders,read_products,read_checkouts";
+        const scope = shops.get(shop)!.scopes;
         return json(
           res,
           200,
@@ -194,7 +247,7 @@ export async function startFakeAdmin(
     }
 
     if (/^\/admin\/api\/[^/]+\/graphql\.json$/.test(url.pathname) && req.method === "POST") {
-      if (!accessToken || !issued.has(accessToken)) {
+      if (!accessToken || !issued.has(accessToken) || (expiresAt.get(accessToken) ?? Infinity) <= Date.now()) {
         return json(res, 401, { errors: "[API] Invalid API key or access token (unrecognized login or wrong password)" });
       }
       const query = String(body.query ?? "");
@@ -215,6 +268,10 @@ export async function startFakeAdmin(
     calls,
     tokens,
     issued,
+    expiresAt,
+    expireTokens: (shop) => {
+      for (const [token, at] of expiresAt) if (at > Date.now() && shopOfToken.get(token) === shop) expiresAt.set(token, Date.now());
+    },
     shops,
     addShop,
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { FakeAdmin } from "./fake-admin";
+import { orderVisible, type FakeAdmin } from "./fake-admin";
 import { documentProblems } from "./fake-graphql";
 
 /**
@@ -232,11 +232,15 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   // Ids are written into the JSONL text as Shopify writes them; JSON.stringify is exact for strings.
   const edits: Partial<Record<keyof typeof objects, (lines: string[]) => string[]>> = {};
   const failures: Partial<Record<keyof typeof objects, { code: string; times: number }>> = {};
-  const jsonl = (kind: keyof typeof objects, grouped: boolean) => {
-    const parents = objects[kind].map((o) => JSON.stringify(o));
+  // Without read_all_orders a shop sees the orders of the last 60 days only, in every query.
+  const visible = (kind: keyof typeof objects, shop: string) =>
+    kind === "orders" ? objects.orders.filter((o) => orderVisible(admin.shops.get(shop), o.createdAt as string)) : objects[kind];
+  const jsonl = (kind: keyof typeof objects, grouped: boolean, shop: string) => {
+    const shown = visible(kind, shop);
+    const parents = shown.map((o) => JSON.stringify(o));
     const kids = (o: Line) => (children[kind]?.get(o.id as string) ?? []).map((c) => JSON.stringify(c));
     // Ungrouped (the default since API 2026-01): children no longer follow their parent.
-    const lines = grouped ? objects[kind].flatMap((o) => [JSON.stringify(o), ...kids(o)]) : [...parents, ...objects[kind].flatMap(kids)];
+    const lines = grouped ? shown.flatMap((o) => [JSON.stringify(o), ...kids(o)]) : [...parents, ...shown.flatMap(kids)];
     const edit = edits[kind];
     delete edits[kind];
     return (edit ? edit(lines) : lines).join("\n") + "\n";
@@ -270,7 +274,7 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     const grouped = /groupObjects\s*:\s*true/.test(query) || variables.groupObjects === true;
     const id = `gid://shopify/BulkOperation/${operations.length + 1}`;
     const path = `/bulk/${operations.length + 1}.jsonl`;
-    const file = jsonl(kind, grouped);
+    const file = jsonl(kind, grouped, shop);
     files.set(path, Buffer.from(file, "utf8"));
     // Shopify counts every object of the export, nested ones included (one per JSONL line).
     lineCounts.set(id, file.split("\n").filter(Boolean).length);
@@ -324,14 +328,14 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     if (kind === "products") return { ...o, variants: childConnection(kind, o.id as string, nestedFirst(query)) };
     return o;
   };
-  admin.onGraphql("LookupOrder", byVariables((v, query) => {
-    const o = orders.find((x) => x.id === v.id);
+  admin.onGraphql("LookupOrder", byVariables((v, query, shop) => {
+    const o = visible("orders", shop).find((x) => x.id === v.id);
     return { order: o ? nested("orders", o, query) : null };
   }));
   admin.onGraphql("LookupCustomer", byVariables((v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
   // The rest of an order's line items (a product's variants) past the first page.
-  admin.onGraphql("OrderLineItems", byVariables((v, query) => {
-    const o = orders.find((x) => x.id === v.id);
+  admin.onGraphql("OrderLineItems", byVariables((v, query, shop) => {
+    const o = visible("orders", shop).find((x) => x.id === v.id);
     return { order: o ? { id: o.id, lineItems: childConnection("orders", o.id as string, nestedFirst(query), v.after) } : null };
   }));
   admin.onGraphql("ProductVariants", byVariables((v, query) => {
@@ -344,10 +348,10 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     ["ReconcileOrders", "orders", "orders"],
     ["ReconcileProducts", "products", "products"],
   ] as const) {
-    admin.onGraphql(name, byVariables((v, query) => {
+    admin.onGraphql(name, byVariables((v, query, shop) => {
       const since = /updated_at:>'([^']+)'/.exec(String(v.query ?? ""))?.[1];
       const first = Number(new RegExp(`${field}\\(first:\\s*(\\d+)`).exec(query)?.[1] ?? v.first ?? 50);
-      const matching = objects[kind]
+      const matching = visible(kind, shop)
         .filter((o) => !since || (o.updatedAt as string) > since)
         .sort((a, b) => (a.updatedAt as string).localeCompare(b.updatedAt as string));
       const offset = v.after ? Number(v.after) : 0;

@@ -1,4 +1,3 @@
-import type { FakeAdmin } from "./fake-admin";
 
 /**
  * The fake Admin's storefront side: the app installation and its app-data metafields
@@ -19,16 +18,21 @@ export interface FakeStorefrontAdmin {
   failThemes(shop: string, fail: boolean): void;
 }
 
-const installed = new WeakMap<FakeAdmin, FakeStorefrontAdmin>();
+/** What the resolvers need of a fake Admin (declared here: fake-admin.ts installs them, so importing it would be a cycle). */
+interface GraphqlHost {
+  onGraphql(match: string, resolver: (query: string, variables: Record<string, unknown>, shop: string) => unknown): void;
+}
+
+const installed = new WeakMap<GraphqlHost, FakeStorefrontAdmin>();
 
 /** The storefront fake of an Admin (installed by startFakeAdmin). */
-export function storefrontAdmin(admin: FakeAdmin): FakeStorefrontAdmin {
+export function storefrontAdmin(admin: GraphqlHost): FakeStorefrontAdmin {
   const found = installed.get(admin);
   if (!found) throw new Error("fake admin without the storefront resolvers");
   return found;
 }
 
-export function installStorefrontResolvers(admin: FakeAdmin): void {
+export function installStorefrontResolvers(admin: GraphqlHost): void {
   const metafields = new Map<string, Map<string, { type: string; value: string }>>();
   const embeds = new Map<string, { state: EmbedState; handle: string }>();
   const failing = new Set<string>();

@@ -121,7 +121,8 @@ describeEachDatabase("history backfill", (database) => {
   it("follows Shopify's cost throttle: a THROTTLED export waits for the bucket and goes on, no step fails", async () => {
     const shop = newShop();
     await install(shop);
-    // An empty bucket that refills in half a second what the export's mutation requests (10 points).
+    // Refilling 20 points a second: the export (10 points) finds the bucket short even when the
+    // machine is busy and the worker takes half a second to get there (at 200 it often did not).
     store.throttle({ currentlyAvailable: 0, restoreRate: 20 });
     const before = store.throttled.bulkOperationRunQuery ?? 0;
     await requestBackfill(shop, { kinds: ["customers"] });
