@@ -1,11 +1,10 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { buildClientSchema, getNamedType, parse, TypeInfo, visit, visitWithTypeInfo, type IntrospectionQuery } from "graphql";
 import { describe, expect, it } from "vitest";
 import { bulkQuery } from "~/backfill/backfill.server";
-import { FIRST_LINE_ITEMS, FIRST_VARIANTS } from "~/backfill/children.server";
-import * as fields from "~/backfill/fields";
+import { appGraphqlDocuments } from "../support/graphql-documents";
 
 /**
  * The access scopes in shopify.app.toml, held to Shopify's own schema for the app's API version:
@@ -50,26 +49,12 @@ interface Requirement {
 const grants = (scope: string, needed: string) => scope === needed || (needed.startsWith("read_") && scope === `write_${needed.slice(5)}`);
 const satisfiedBy = (r: Requirement) => granted.filter((g) => r.anyOf.some((n) => grants(g, n)));
 
-/** The app's GraphQL documents: every #graphql literal in app/, with the shared field lists put in, and the bulk exports' queries. */
+/** The app's GraphQL documents (found and resolved as the schema test finds them), and the bulk exports' queries. */
 function documents(): { file: string; text: string }[] {
-  const values: Record<string, string> = { ...(fields as Record<string, string>), FIRST_LINE_ITEMS: String(FIRST_LINE_ITEMS), FIRST_VARIANTS: String(FIRST_VARIANTS) };
-  const out: { file: string; text: string }[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const file = path.join(dir, entry.name);
-      if (entry.isDirectory() && entry.name !== "generated") walk(file);
-      else if (/\.tsx?$/.test(entry.name)) {
-        for (const m of readFileSync(file, "utf8").matchAll(/`#graphql([^`]*)`/g)) {
-          const text = m[1].replace(/\$\{(\w+)\}/g, (_, name: string) => {
-            if (!(name in values)) throw new Error(`${path.relative(ROOT, file)}: unknown interpolation \${${name}} in a GraphQL document (add it to this test)`);
-            return values[name];
-          });
-          out.push({ file: path.relative(ROOT, file), text });
-        }
-      }
-    }
-  };
-  walk(path.join(ROOT, "app"));
+  const out = appGraphqlDocuments().map((d) => {
+    if (d.text === undefined) throw new Error(`${d.file}:${d.line}: ${d.unresolved}`);
+    return { file: `${d.file}:${d.line}`, text: d.text };
+  });
   for (const kind of ["customers", "products", "orders"] as const) out.push({ file: `bulk export of ${kind}`, text: bulkQuery(kind, new Date("2026-01-01T00:00:00Z")) });
   return out;
 }
