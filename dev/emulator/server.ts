@@ -122,6 +122,7 @@ export async function startEmulator(
       eligibilityCheckFails: faults.eligibilityCheckFails,
       sendFails: faults.sendFails,
       testSendUndeliverable: faults.testSendUndeliverable,
+      eventsNotAccepted: faults.eventsNotAccepted,
     };
   };
 

@@ -146,6 +146,11 @@ export interface BehaviourFaults {
   sendFails?: boolean;
   /** test-send could not be delivered (422 errors.testSend) */
   testSendUndeliverable?: boolean;
+  /**
+   * Event endpoints answer 200 `{success: false, timestamp}` (§4.5's response with success false) and
+   * store nothing; `message` adds a `message` field to that body; `count` limits it to the next n events.
+   */
+  eventsNotAccepted?: boolean | { message?: string; count?: number };
 }
 
 export interface ApiRequest {
@@ -766,6 +771,11 @@ export class ServiceState {
     if (Object.keys(errors).length) return invalid(errors, acc.id);
     const timestamp = nowSec();
     if (body.test === true) return ok(SUCCESS_STATUS.event, { success: true, timestamp }, acc.id);
+    const refusal = this.behaviour.eventsNotAccepted;
+    if (refusal && (typeof refusal !== "object" || refusal.count === undefined || refusal.count-- > 0)) {
+      const message = typeof refusal === "object" && refusal.message ? { message: refusal.message } : {};
+      return ok(SUCCESS_STATUS.event, { success: false, timestamp, ...message }, acc.id);
+    }
 
     const handle: StoredEvent["handle"] = {};
     if (typeof body.email === "string") handle.email = body.email;

@@ -15,6 +15,7 @@ import {
   classifyHttpError,
   isMarketingServiceError,
   localValidationError,
+  notAcceptedError,
 } from "./errors";
 import {
   DEFAULT_RETRIES,
@@ -285,7 +286,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
 
   function shouldRetry(err: MarketingServiceError, retryClass: RetryClass): boolean {
     if (err.kind === "rate_limited") return err.retryAfterMs === undefined || err.retryAfterMs <= MAX_RETRY_AFTER_MS;
-    if (err.kind === "server_error" || err.kind === "timeout" || err.kind === "network") {
+    if (err.kind === "server_error" || err.kind === "timeout" || err.kind === "network" || err.kind === "not_accepted") {
       return err.retryable && RETRY_ON_TRANSIENT[retryClass];
     }
     return false;
@@ -313,6 +314,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
       const started = performance.now();
       try {
         const out = await attempt(req.method, url, logPath, req.body);
+        if (retryClass === "event" && saysNotAccepted(out.json)) throw notAcceptedError(out.status, out.json, req.method, logPath);
         options.onRequest?.({ operation, method: req.method, path: logPath, status: out.status, durationMs: performance.now() - started, attempt: n + 1 });
         return out;
       } catch (e) {
@@ -551,6 +553,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
 
   // ----------------------------------------------------------------- events
 
+  /** A 2xx whose body says `success: false` is a failure (not_accepted), retried like a 5xx. */
   const postEvent = (operation: string, path: string, body: unknown) =>
     call({ method: "POST", path, body, retryClass: "event", operation }, eventResponseSchema);
 
@@ -619,6 +622,10 @@ export function createMarketingClient(options: MarketingClientOptions) {
 }
 
 export type MarketingClient = ReturnType<typeof createMarketingClient>;
+
+/** §4.5 event answer `{success: false, …}`. */
+const saysNotAccepted = (json: unknown): boolean =>
+  typeof json === "object" && json !== null && (json as { success?: unknown }).success === false;
 
 /**
  * The body read ends at the deadline whatever the transport does with the signal: a read left
