@@ -193,7 +193,7 @@ const YMD_RE = /^\d{4}-\d{2}-\d{2}$/;
 const nowSec = () => Math.floor(Date.now() / 1000);
 const isoNow = () => new Date().toISOString().replace(/\.\d{3}Z$/, "+00:00");
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isMixed = (v: unknown) => (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v));
+const isMixed = (v: unknown) => (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint";
 
 type Errors = Record<string, string[]>;
 const addErr = (e: Errors, key: string, msg: string) => (e[key] ??= []).push(msg);
@@ -293,8 +293,31 @@ export class ServiceState {
   trackerBase = "https://cdn.marketing.example/tracker";
   private seq = { account: 100, person: 1000, campaign: 1, template: 1, email: 1 };
 
-  constructor() {
+  /**
+   * Person and campaign ids are rendered as `idBase + n` (`startEmulator({ idBase })`): a base above
+   * 2^53 hands out ids a JS number cannot hold, as a real service with large ids would (§2: integers).
+   * Records keep their small internal `n`; ids are translated where they enter and leave.
+   */
+  readonly idBase: bigint;
+
+  constructor(options: { idBase?: bigint | number | string } = {}) {
+    this.idBase = BigInt(options.idBase ?? 0);
     this.seedSharedTemplates();
+  }
+
+  /** The id a client sees: a number while exact, else a bigint (written as a JSON integer). */
+  externalId(n: number): number | bigint {
+    if (this.idBase === 0n) return n;
+    const v = this.idBase + BigInt(n);
+    return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  }
+
+  /** A client's id (digits, number or bigint) → the record's internal id; undefined when it cannot be one. */
+  internalId(raw: string | number | bigint): number | undefined {
+    if (typeof raw === "string" && !/^\d+$/.test(raw)) return undefined;
+    if (typeof raw === "number" && !Number.isInteger(raw)) return undefined;
+    const v = BigInt(raw) - this.idBase;
+    return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : undefined;
   }
 
   // ------------------------------------------------------------ accounts
@@ -369,7 +392,8 @@ export class ServiceState {
 
   findPerson(accountId: number, idOrEmail: string): PersonRec | undefined {
     if (/^\d+$/.test(idOrEmail)) {
-      const p = this.peopleById.get(Number(idOrEmail));
+      const id = this.internalId(idOrEmail);
+      const p = id === undefined ? undefined : this.peopleById.get(id);
       return p?.accountId === accountId ? p : undefined;
     }
     return this.peopleByEmail.get(emailKey(accountId, idOrEmail));
@@ -460,7 +484,7 @@ export class ServiceState {
 
   serializePerson(p: PersonRec, form: "list" | "full", eventUuid?: string) {
     const base: Record<string, unknown> = {
-      id: String(p.id), // sample payloads render the id as a string
+      id: String(this.externalId(p.id)), // sample payloads render the id as a string
       email: p.email,
       status: this.personStatus(p),
       statusDetails: p.statusDetails,
@@ -476,18 +500,20 @@ export class ServiceState {
   // ----------------------------------------------------------- campaigns
 
   campaign(accountId: number, rawId: string): CampaignRec | undefined {
-    if (!/^\d+$/.test(rawId)) return undefined;
-    return this.campaigns.find((c) => c.accountId === accountId && c.id === Number(rawId));
+    const id = this.internalId(rawId);
+    return id === undefined ? undefined : this.campaigns.find((c) => c.accountId === accountId && c.id === id);
   }
 
-  campaignById(id: number): CampaignRec {
+  /** Test hook: a campaign by the id the client was given. */
+  campaignById(externalId: number | string | bigint): CampaignRec {
+    const id = this.internalId(externalId);
     const c = this.campaigns.find((x) => x.id === id);
-    if (!c) throw new Error(`emulator: no campaign ${id}`);
+    if (!c) throw new Error(`emulator: no campaign ${externalId}`);
     return c;
   }
 
   /** Test hook: move a campaign along (preparing → sending → sent, or to paused/failed). */
-  advanceCampaign(id: number, to: CampaignState) {
+  advanceCampaign(id: number | string | bigint, to: CampaignState) {
     const c = this.campaignById(id);
     c.status = to;
     if ((to === "sending" || to === "sent") && !c.sendRecorded) this.recordCampaignSend(c);
@@ -501,12 +527,13 @@ export class ServiceState {
   }
 
   serializeCampaign(c: CampaignRec, form: "list" | "full", baseUrl: string) {
+    const id = this.externalId(c.id);
     const links = {
-      campaignUrl: `${baseUrl}/dashboard/campaigns/${c.id}`,
-      editorUrl: `${baseUrl}/dashboard/campaigns/${c.id}/editor`,
+      campaignUrl: `${baseUrl}/dashboard/campaigns/${id}`,
+      editorUrl: `${baseUrl}/dashboard/campaigns/${id}/editor`,
     };
     const list = {
-      id: c.id,
+      id,
       name: c.name,
       status: c.status,
       builderReviewed: c.builderReviewed,
@@ -672,7 +699,7 @@ export class ServiceState {
       addErr(errors, "email", "The email field is required when id is not present.");
       addErr(errors, "id", "The id field is required when email is not present.");
     }
-    if (id !== undefined && !(typeof id === "number" && Number.isInteger(id)) && !(typeof id === "string" && /^\d+$/.test(id))) addErr(errors, "id", "The id must be an integer.");
+    if (id !== undefined && !(typeof id === "number" && Number.isInteger(id)) && typeof id !== "bigint" && !(typeof id === "string" && /^\d+$/.test(id))) addErr(errors, "id", "The id must be an integer.");
     if (email !== undefined && (typeof email !== "string" || !EMAIL_RE.test(email))) addErr(errors, "email", "The email must be a valid email address.");
     if (emailChange !== undefined && (typeof emailChange !== "string" || !EMAIL_RE.test(emailChange))) addErr(errors, "emailChange", "The email change must be a valid email address.");
     if (typeof source !== "string" || source === "") addErr(errors, "source", "The source field is required.");

@@ -1,8 +1,10 @@
 /**
- * What the service's answers mean (issue 31): an event answer that says it failed is a failure, and
- * a 403 asking to retry is retried. Against the emulator over HTTP.
+ * What the service's answers mean (issue 31): an event answer that says it failed is a failure, a
+ * 403 asking to retry is retried, and ids above 2^53 keep every digit. Against the emulator over HTTP.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMarketingClient } from "../../app/services/marketing/client.server";
+import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { failure, uniqueEmail, useEmulator } from "./support";
 
 const h = useEmulator();
@@ -49,5 +51,56 @@ describe("§7 a 403 whose message asks to retry", () => {
     expect(await failure(c.campaigns.send(campaign.id, { force: true }))).toMatchObject({ kind: "account_inactive", retryable: false });
     h.emu.setFaults({ pluginKey: true });
     expect(await failure(c.campaigns.send(campaign.id, { force: true }))).toMatchObject({ kind: "plugin_key_not_allowed", retryable: false });
+  });
+});
+
+describe("§2 ids above 2^53 stay exact, in responses and requests", () => {
+  // A second emulator whose ids start at 2^53: the first campaign is 9007199254740993, which a JS
+  // number reads as …992. Person ids are rendered as JSON strings (the spec's samples), campaign ids
+  // as JSON integers.
+  let big: Emulator;
+  beforeAll(async () => {
+    big = await startEmulator({ port: 0, idBase: 2n ** 53n });
+  });
+  afterAll(() => big?.close());
+  const client = () => createMarketingClient({ baseUrl: big.url, apiKey: big.apiKey, retries: 0 });
+
+  it("people: created, read, listed, updated by id and deleted by id with the exact id", async () => {
+    const c = client();
+    const email = uniqueEmail("big");
+    const p = await c.people.upsert({ email, source: "shopify" });
+    expect(p.id).toBe("9007199254741993");
+    expect((await c.people.get(p.id)).email).toBe(email);
+    expect((await c.people.list({ email })).data.map((x) => x.id)).toEqual(["9007199254741993"]);
+
+    const updated = await c.people.upsert({ id: p.id, source: "shopify", tags: { vip: true } });
+    expect(updated).toMatchObject({ id: p.id, email, tags: ["vip"] });
+    // §4.1 types the id as an integer: it goes out as a JSON integer with every digit
+    expect(big.requests.at(-1)?.body).toMatchObject({ id: 9007199254741993n });
+
+    await c.perform({ op: "person.delete", idOrEmail: p.id });
+    expect(big.person(email)).toBeUndefined();
+  });
+
+  it("campaigns: an id rendered as a JSON integer above 2^53 is read exactly and used in paths", async () => {
+    const c = client();
+    const tpl = (await c.templates.list()).data[0]!;
+    const created = await c.campaigns.create({ name: "Big", templateId: tpl.id });
+    expect(created.id).toBe("9007199254740993");
+    expect(big.requests.at(-1)?.responseBody).toMatchObject({ data: { id: 9007199254740993n } });
+    expect((await c.campaigns.get(created.id)).name).toBe("Big");
+    expect((await c.campaigns.update(created.id, { subject: "Hello" })).subject).toBe("Hello");
+    expect((await c.campaigns.list()).data.map((x) => x.id)).toContain("9007199254740993");
+    const copy = await c.campaigns.clone(created.id);
+    expect(copy.id).toBe("9007199254740994");
+    await c.campaigns.delete(copy.id);
+    expect(big.state.campaigns.map((x) => String(big.state.externalId(x.id)))).toEqual(["9007199254740993"]);
+  });
+
+  it("an id that is already an inexact number is refused before anything is sent", async () => {
+    const before = big.requests.length;
+    const e = await failure(client().campaigns.get(2 ** 53 + 2));
+    expect(e).toMatchObject({ kind: "validation", local: true });
+    expect(big.requests.length).toBe(before);
   });
 });
