@@ -227,8 +227,9 @@ function paginate<T>(items: T[], page: number, perPage: number, path: string, qu
   const total = items.length;
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const data = items.slice((page - 1) * perPage, page * perPage);
-  const from = data.length ? (page - 1) * perPage + 1 : null;
-  const to = from === null ? null : from + data.length - 1;
+  // §2.1 types from/to as integers: an empty page has 0 for both (not null)
+  const from = data.length ? (page - 1) * perPage + 1 : 0;
+  const to = data.length ? from + data.length - 1 : 0;
   const link = (n: number) => {
     const q = new URLSearchParams(query);
     q.set(perPageKey, String(perPage));
@@ -588,7 +589,8 @@ export class ServiceState {
       if (a === "authenticated" && n === 1 && m === "GET") return ok(SUCCESS_STATUS.read, { data: { authenticated: true } }, acc.id);
       if (a === "events" && m === "POST") {
         if (n === 1) return this.trackEvent(ctx, null, null);
-        if (n === 3 && EVENT_ACTIONS[b!]?.includes(c!)) return this.trackEvent(ctx, b!, c!);
+        // An action §4.5 does not list for a known type: no refusal is stated, so it is stored as `<type>_<action>`.
+        if (n === 3 && EVENT_ACTIONS[b!]) return this.trackEvent(ctx, b!, c!);
       }
       void d;
       return { status: 404, body: { message: "Not Found", status_code: 404 }, accountId: acc.id };
@@ -613,18 +615,12 @@ export class ServiceState {
       active: ["confirmed"],
       inactive: ["unconfirmed", "unsubscribed", "blocked"],
     };
-    if (status && !statusSets[status]) addErr(errors, "filter.status", "The selected filter.status is invalid.");
     if (Object.keys(errors).length) return invalid(errors, acc.id);
 
     let items = this.people.filter((p) => p.accountId === acc.id);
-    if (status) {
-      items = items.filter((p) => {
-        // a hard-bounced person is inactive whatever its statusDetails
-        if (status === "active") return this.personStatus(p) === "active";
-        if (status === "inactive") return this.personStatus(p) === "inactive";
-        return statusSets[status]!.includes(p.statusDetails);
-      });
-    }
+    // §4.1: `active` and `inactive` are aliases of statusDetails values, so `active` lists exactly
+    // what `confirmed` lists. A value the spec does not list is not refused (not stated): it matches no one.
+    if (status) items = items.filter((p) => statusSets[status]?.includes(p.statusDetails) ?? false);
     const email = q.get("filter[email]");
     if (email) items = items.filter((p) => p.email.toLowerCase().includes(email.toLowerCase()));
     const { include: tagIn, exclude: tagOut } = splitList(q.get("filter[tags]"));
@@ -706,7 +702,7 @@ export class ServiceState {
     if (customFields !== undefined && !isObj(customFields)) addErr(errors, "customFields", "The custom fields must be an object.");
     if (tags !== undefined && (!isObj(tags) || Object.values(tags).some((v) => typeof v !== "boolean"))) addErr(errors, "tags", "The tags must map names to booleans.");
     if (series !== undefined && (!isObj(series) || Object.values(series).some((v) => typeof v !== "boolean"))) addErr(errors, "series", "The series must map ids to booleans.");
-    if (isObj(series)) for (const sid of Object.keys(series)) if (!acc.series.has(sid)) addErr(errors, `series.${sid}`, `The series ${sid} does not exist.`);
+    // An unknown series id: the spec states no refusal, so it is accepted (enrolled under that id).
     if (events !== undefined) {
       if (!Array.isArray(events)) addErr(errors, "events", "The events must be an array.");
       else events.forEach((e, i) => {
@@ -860,16 +856,17 @@ export class ServiceState {
     const status = q.get("status") ?? "draft";
     const sort = q.get("sort");
     const order = q.get("order");
-    if (!["draft", "sent", "scheduled", "sending", "paused", "failed", "all"].includes(status)) addErr(errors, "status", "The selected status is invalid.");
-    if (sort !== null && !["name", "status", "createdAt"].includes(sort)) addErr(errors, "sort", "The selected sort is invalid.");
-    if (order !== null && !["asc", "desc"].includes(order)) addErr(errors, "order", "The selected order is invalid.");
+    // §3.1 says `preparing` is not an accepted filter value, and §4.2 that order requires sort: refused.
+    // Other unknown status, sort or order values: no refusal is stated, so they are accepted — an
+    // unknown status matches no campaign, an unknown sort or order falls back to the default.
+    if (status === "preparing") addErr(errors, "status", "The selected status is invalid.");
     if (order !== null && sort === null) addErr(errors, "order", "The order field requires sort.");
     if (Object.keys(errors).length) return invalid(errors, acc.id);
     let items = this.campaigns.filter((c) => c.accountId === acc.id);
     if (status === "sending") items = items.filter((c) => c.status === "sending" || c.status === "preparing");
     else if (status !== "all") items = items.filter((c) => c.status === status);
-    const field = (sort ?? "createdAt") as "name" | "status" | "createdAt";
-    const dir = (order ?? "desc") === "asc" ? 1 : -1;
+    const field = (sort !== null && ["name", "status", "createdAt"].includes(sort) ? sort : "createdAt") as "name" | "status" | "createdAt";
+    const dir = order === "asc" ? 1 : -1;
     items.sort((x, y) => {
       const a = field === "createdAt" ? x.id : x[field];
       const b = field === "createdAt" ? y.id : y[field];
@@ -1052,7 +1049,6 @@ export class ServiceState {
         accountId: acc.id,
       };
     }
-    acc.testSendLog.push(now);
     const c = this.campaign(acc.id, rawId);
     if (!c) return notFound(MESSAGES.campaignNotFoundAction, acc.id);
     const body = isObj(req.body) ? req.body : {};
@@ -1072,6 +1068,8 @@ export class ServiceState {
     }
     if (!c.content) return invalid({ campaign: ["The campaign has no email content."] }, acc.id);
     if (this.behaviour.testSendUndeliverable) return invalid({ testSend: ["The test email could not be delivered."] }, acc.id);
+    // Only a test that went out uses the per-minute quota (§8 does not say a refused one does).
+    acc.testSendLog.push(now);
     this.recordEmail({ accountId: acc.id, kind: "test", to: [...(r as string[])], campaignId: c.id });
     return ok(SUCCESS_STATUS.testSent, { data: { recipients: [...(r as string[])] } }, acc.id);
   }
@@ -1121,7 +1119,8 @@ export class ServiceState {
     const legacy = `<script src="${cdn}/legacy.js" data-account="${acc.id}" async></script>`;
     const snippet =
       m === "modern" ? modern : m === "legacy" ? legacy : `${modern}\n<script nomodule src="${cdn}/legacy.js" data-account="${acc.id}" async></script>`;
-    return ok(SUCCESS_STATUS.read, { data: { mode: m, snippet, lastEventTrackedAt: acc.lastEventTrackedAt } }, acc.id);
+    // §2.7 types lastEventTrackedAt as an integer: 0 before any event (not null)
+    return ok(SUCCESS_STATUS.read, { data: { mode: m, snippet, lastEventTrackedAt: acc.lastEventTrackedAt ?? 0 } }, acc.id);
   }
 }
 

@@ -652,7 +652,8 @@ const looseMap = z
   .union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()])
   .optional()
   .transform((v): Record<string, unknown> => (v && !Array.isArray(v) ? v : {}));
-const nullableInt = z.union([z.number(), z.string().regex(/^-?\d+$/), z.null()]).optional().transform((v) => (v === null || v === undefined ? null : Number(v)));
+/** §2.1 from/to: an empty page may carry 0, null or nothing — all read as null (no record). */
+const nullableInt = z.union([z.number(), z.string().regex(/^-?\d+$/), z.null()]).optional().transform((v) => (v === null || v === undefined || Number(v) === 0 ? null : Number(v)));
 
 export const paginationMetaSchema = z.looseObject({
   currentPage: z.coerce.number(),
@@ -774,7 +775,8 @@ export const authenticatedResponseSchema = z.looseObject({
 export const websiteTrackerSchema = z.looseObject({
   mode: z.string(),
   snippet: z.string(),
-  lastEventTrackedAt: z.union([z.number(), z.string(), z.null()]).optional().transform((v) => (v === null || v === undefined ? null : Number(v))),
+  // §2.7 types it as an integer; before any event a service may send null, nothing or 0: all read as null
+  lastEventTrackedAt: z.union([z.number(), z.string(), z.null()]).optional().transform((v) => (v === null || v === undefined || Number(v) === 0 ? null : Number(v))),
 });
 export type WebsiteTracker = z.infer<typeof websiteTrackerSchema>;
 export const websiteTrackerResponseSchema = z.looseObject({ data: websiteTrackerSchema });
