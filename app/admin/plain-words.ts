@@ -22,6 +22,7 @@ const FAILURE_WORDS: Record<string, string> = {
   validation: "the marketing service refused the data as invalid",
   rate_limited: "the marketing service was receiving too many updates at once",
   retry_later: "the marketing service asked to try again later",
+  not_accepted: "the marketing service answered that it did not take the event",
   server_error: "the marketing service had a server error",
   timeout: "the marketing service did not answer in time",
   network: "the marketing service could not be reached",

@@ -169,6 +169,8 @@ export function describeServiceError(error: unknown, serviceBaseUrl: string): Se
     }
     case "retry_later":
       return { kind, title: "The service could not do this right now", message: "Nothing was sent. Please try again in a few minutes." };
+    case "not_accepted":
+      return { kind, title: "The marketing service did not take this", message: `${e.message}. Please try again in a few minutes.` };
     case "timeout":
     case "network":
       return { kind, title: "The marketing service could not be reached", message: "Nothing was changed. Please try again in a few minutes." };

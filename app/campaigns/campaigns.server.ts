@@ -17,7 +17,7 @@ const PER_PAGE = 20;
 // ------------------------------------------------------------------ views (sent to the browser)
 
 export interface CampaignView {
-  id: number;
+  id: string;
   name: string;
   status: string;
   subject: string;
@@ -139,7 +139,8 @@ export async function templatesPage(shop: string, params: URLSearchParams) {
 
 // ------------------------------------------------------------------ one campaign
 
-export const campaignIdParam = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+/** A campaign id from the URL: digits, kept as a string (ids may pass 2^53, where a number changes them). */
+export const campaignIdParam = z.string().regex(/^[1-9]\d{0,39}$/);
 
 /** `notFound`: an unknown id, or another account's campaign (the service says so for both). */
 export async function campaignPage(shop: string, rawId: string | undefined, zone: string) {
@@ -340,7 +341,7 @@ const NO_SUBJECT = "Add a subject before sending.";
  * and a draft without a subject is refused, whatever the form said. Anything else the service
  * checks itself (content, review, sender, limits).
  */
-async function readyToSend(client: ServiceAccess["client"], id: number, intent: string, details: DetailsForm | null): Promise<CampaignActionResult | null> {
+async function readyToSend(client: ServiceAccess["client"], id: string, intent: string, details: DetailsForm | null): Promise<CampaignActionResult | null> {
   const saved = await client.campaigns.get(id);
   // Not a draft: the service's own refusal says so.
   if (saved.status !== "draft") return null;
@@ -362,7 +363,7 @@ async function readyToSend(client: ServiceAccess["client"], id: number, intent: 
 }
 
 /** Only the changed fields: the service keeps the rest as they are now. */
-function saveDetails(client: ServiceAccess["client"], id: number, d: Details, changed: readonly DetailKey[]) {
+function saveDetails(client: ServiceAccess["client"], id: string, d: Details, changed: readonly DetailKey[]) {
   const has = (k: DetailKey) => changed.includes(k);
   const person = (name: string, email: string | undefined, nameKey: DetailKey, emailKey: DetailKey) =>
     has(nameKey) || has(emailKey) ? { ...(has(nameKey) ? { name } : {}), ...(has(emailKey) && email ? { email } : {}) } : undefined;

@@ -23,7 +23,7 @@ export interface PageInfo {
 const pageInfo = (m: PaginationMeta): PageInfo => ({ page: m.currentPage, lastPage: m.lastPage, total: m.total });
 
 export interface PersonRow {
-  id: number;
+  id: string;
   email: string;
   status: string;
   statusDetails: string | null;

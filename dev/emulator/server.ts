@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { isInteger, parse as parseLossless, stringify as stringifyLossless } from "lossless-json";
 import {
   ServiceState,
   type AccountRec,
@@ -79,9 +80,10 @@ export interface Emulator {
   readonly automations: ServiceState["automations"];
   markBlocked(email: string, accountId?: number): void;
   markHardBounced(email: string, accountId?: number): void;
-  markReviewed(campaignId: number): void;
-  setCampaignContent(campaignId: number, content: string | null): void;
-  advanceCampaign(campaignId: number, to: CampaignState): void;
+  /** campaign ids as the client got them (with `idBase`, they differ from the records' own) */
+  markReviewed(campaignId: CampaignId): void;
+  setCampaignContent(campaignId: CampaignId, content: string | null): void;
+  advanceCampaign(campaignId: CampaignId, to: CampaignState): void;
   updateAccount(accountId: number, patch: Partial<Pick<AccountRec, "status" | "doubleOptIn" | "sendingLimitRemaining" | "upgradeRequired" | "verifiedDomains" | "company">>): void;
   defineSegment(name: string, emails: string[], accountId?: number, id?: string): string;
   /** Page events the tracker script posted (only with `trackerScripts: true`). */
@@ -89,7 +91,25 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
+type CampaignId = number | string | bigint;
+
 const MAX_BODY_BYTES = 1_000_000;
+
+/** JSON text → value; integers a double cannot hold become bigints (ids sent above 2^53). */
+function parseJson(raw: string): unknown {
+  if (!/\d{16}/.test(raw)) return JSON.parse(raw);
+  return parseLossless(raw, null, (v) => (isInteger(v) && !Number.isSafeInteger(Number(v)) ? BigInt(v) : Number(v)));
+}
+
+/** value → JSON text; bigints (ids above 2^53) are written as JSON integers. */
+function toJson(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (e) {
+    if (e instanceof TypeError && /BigInt/i.test(e.message)) return stringifyLossless(body) ?? "null";
+    throw e;
+  }
+}
 const DEFAULT_KEY = "mk_live_default_emulator_key_0001";
 
 export async function startEmulator(
@@ -98,10 +118,13 @@ export async function startEmulator(
     host?: string;
     /** Serve the tracker script at /tracker/*.js and point the snippet there (browser tests, no CDN). */
     trackerScripts?: boolean;
+    /** Person and campaign ids handed out start above this (e.g. 2n ** 53n: ids a JS number cannot hold). */
+    idBase?: bigint | number | string;
   } = {},
 ): Promise<Emulator> {
   const host = options.host ?? "127.0.0.1";
-  let state = new ServiceState();
+  const newState = () => new ServiceState({ idBase: options.idBase });
+  let state = newState();
   let defaultAccountId = state.createAccount({ doubleOptIn: true, company: "Default Shop", email: "owner@default-shop.example" }, DEFAULT_KEY).accountId;
   let requests: RecordedRequest[] = [];
   let faults: Faults = {};
@@ -122,6 +145,7 @@ export async function startEmulator(
       eligibilityCheckFails: faults.eligibilityCheckFails,
       sendFails: faults.sendFails,
       testSendUndeliverable: faults.testSendUndeliverable,
+      eventsNotAccepted: faults.eventsNotAccepted,
     };
   };
 
@@ -134,7 +158,7 @@ export async function startEmulator(
 
   function send(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) {
     if (res.destroyed) return;
-    const text = body === undefined ? "" : JSON.stringify(body);
+    const text = body === undefined ? "" : toJson(body);
     res.writeHead(status, {
       ...(body === undefined ? {} : { "Content-Type": "application/json" }),
       "Content-Length": String(Buffer.byteLength(text)),
@@ -176,7 +200,7 @@ export async function startEmulator(
     let badJson = false;
     if (raw.trim() !== "") {
       try {
-        body = JSON.parse(raw);
+        body = parseJson(raw);
       } catch {
         badJson = true;
         body = raw;
@@ -362,7 +386,7 @@ export async function startEmulator(
       return requests;
     },
     reset() {
-      state = new ServiceState();
+      state = newState();
       defaultAccountId = state.createAccount({ doubleOptIn: true, company: "Default Shop", email: "owner@default-shop.example" }, DEFAULT_KEY).accountId;
       requests = [];
       faults = {};

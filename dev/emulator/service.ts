@@ -146,6 +146,11 @@ export interface BehaviourFaults {
   sendFails?: boolean;
   /** test-send could not be delivered (422 errors.testSend) */
   testSendUndeliverable?: boolean;
+  /**
+   * Event endpoints answer 200 `{success: false, timestamp}` (§4.5's response with success false) and
+   * store nothing; `message` adds a `message` field to that body; `count` limits it to the next n events.
+   */
+  eventsNotAccepted?: boolean | { message?: string; count?: number };
 }
 
 export interface ApiRequest {
@@ -188,7 +193,7 @@ const YMD_RE = /^\d{4}-\d{2}-\d{2}$/;
 const nowSec = () => Math.floor(Date.now() / 1000);
 const isoNow = () => new Date().toISOString().replace(/\.\d{3}Z$/, "+00:00");
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isMixed = (v: unknown) => (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v));
+const isMixed = (v: unknown) => (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint";
 
 type Errors = Record<string, string[]>;
 const addErr = (e: Errors, key: string, msg: string) => (e[key] ??= []).push(msg);
@@ -222,8 +227,9 @@ function paginate<T>(items: T[], page: number, perPage: number, path: string, qu
   const total = items.length;
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const data = items.slice((page - 1) * perPage, page * perPage);
-  const from = data.length ? (page - 1) * perPage + 1 : null;
-  const to = from === null ? null : from + data.length - 1;
+  // §2.1 types from/to as integers: an empty page has 0 for both (not null)
+  const from = data.length ? (page - 1) * perPage + 1 : 0;
+  const to = data.length ? from + data.length - 1 : 0;
   const link = (n: number) => {
     const q = new URLSearchParams(query);
     q.set(perPageKey, String(perPage));
@@ -288,8 +294,31 @@ export class ServiceState {
   trackerBase = "https://cdn.marketing.example/tracker";
   private seq = { account: 100, person: 1000, campaign: 1, template: 1, email: 1 };
 
-  constructor() {
+  /**
+   * Person and campaign ids are rendered as `idBase + n` (`startEmulator({ idBase })`): a base above
+   * 2^53 hands out ids a JS number cannot hold, as a real service with large ids would (§2: integers).
+   * Records keep their small internal `n`; ids are translated where they enter and leave.
+   */
+  readonly idBase: bigint;
+
+  constructor(options: { idBase?: bigint | number | string } = {}) {
+    this.idBase = BigInt(options.idBase ?? 0);
     this.seedSharedTemplates();
+  }
+
+  /** The id a client sees: a number while exact, else a bigint (written as a JSON integer). */
+  externalId(n: number): number | bigint {
+    if (this.idBase === 0n) return n;
+    const v = this.idBase + BigInt(n);
+    return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  }
+
+  /** A client's id (digits, number or bigint) → the record's internal id; undefined when it cannot be one. */
+  internalId(raw: string | number | bigint): number | undefined {
+    if (typeof raw === "string" && !/^\d+$/.test(raw)) return undefined;
+    if (typeof raw === "number" && !Number.isInteger(raw)) return undefined;
+    const v = BigInt(raw) - this.idBase;
+    return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : undefined;
   }
 
   // ------------------------------------------------------------ accounts
@@ -364,7 +393,8 @@ export class ServiceState {
 
   findPerson(accountId: number, idOrEmail: string): PersonRec | undefined {
     if (/^\d+$/.test(idOrEmail)) {
-      const p = this.peopleById.get(Number(idOrEmail));
+      const id = this.internalId(idOrEmail);
+      const p = id === undefined ? undefined : this.peopleById.get(id);
       return p?.accountId === accountId ? p : undefined;
     }
     return this.peopleByEmail.get(emailKey(accountId, idOrEmail));
@@ -455,7 +485,7 @@ export class ServiceState {
 
   serializePerson(p: PersonRec, form: "list" | "full", eventUuid?: string) {
     const base: Record<string, unknown> = {
-      id: String(p.id), // sample payloads render the id as a string
+      id: String(this.externalId(p.id)), // sample payloads render the id as a string
       email: p.email,
       status: this.personStatus(p),
       statusDetails: p.statusDetails,
@@ -471,18 +501,20 @@ export class ServiceState {
   // ----------------------------------------------------------- campaigns
 
   campaign(accountId: number, rawId: string): CampaignRec | undefined {
-    if (!/^\d+$/.test(rawId)) return undefined;
-    return this.campaigns.find((c) => c.accountId === accountId && c.id === Number(rawId));
+    const id = this.internalId(rawId);
+    return id === undefined ? undefined : this.campaigns.find((c) => c.accountId === accountId && c.id === id);
   }
 
-  campaignById(id: number): CampaignRec {
+  /** Test hook: a campaign by the id the client was given. */
+  campaignById(externalId: number | string | bigint): CampaignRec {
+    const id = this.internalId(externalId);
     const c = this.campaigns.find((x) => x.id === id);
-    if (!c) throw new Error(`emulator: no campaign ${id}`);
+    if (!c) throw new Error(`emulator: no campaign ${externalId}`);
     return c;
   }
 
   /** Test hook: move a campaign along (preparing → sending → sent, or to paused/failed). */
-  advanceCampaign(id: number, to: CampaignState) {
+  advanceCampaign(id: number | string | bigint, to: CampaignState) {
     const c = this.campaignById(id);
     c.status = to;
     if ((to === "sending" || to === "sent") && !c.sendRecorded) this.recordCampaignSend(c);
@@ -496,12 +528,13 @@ export class ServiceState {
   }
 
   serializeCampaign(c: CampaignRec, form: "list" | "full", baseUrl: string) {
+    const id = this.externalId(c.id);
     const links = {
-      campaignUrl: `${baseUrl}/dashboard/campaigns/${c.id}`,
-      editorUrl: `${baseUrl}/dashboard/campaigns/${c.id}/editor`,
+      campaignUrl: `${baseUrl}/dashboard/campaigns/${id}`,
+      editorUrl: `${baseUrl}/dashboard/campaigns/${id}/editor`,
     };
     const list = {
-      id: c.id,
+      id,
       name: c.name,
       status: c.status,
       builderReviewed: c.builderReviewed,
@@ -556,7 +589,8 @@ export class ServiceState {
       if (a === "authenticated" && n === 1 && m === "GET") return ok(SUCCESS_STATUS.read, { data: { authenticated: true } }, acc.id);
       if (a === "events" && m === "POST") {
         if (n === 1) return this.trackEvent(ctx, null, null);
-        if (n === 3 && EVENT_ACTIONS[b!]?.includes(c!)) return this.trackEvent(ctx, b!, c!);
+        // An action §4.5 does not list for a known type: no refusal is stated, so it is stored as `<type>_<action>`.
+        if (n === 3 && EVENT_ACTIONS[b!]) return this.trackEvent(ctx, b!, c!);
       }
       void d;
       return { status: 404, body: { message: "Not Found", status_code: 404 }, accountId: acc.id };
@@ -581,18 +615,12 @@ export class ServiceState {
       active: ["confirmed"],
       inactive: ["unconfirmed", "unsubscribed", "blocked"],
     };
-    if (status && !statusSets[status]) addErr(errors, "filter.status", "The selected filter.status is invalid.");
     if (Object.keys(errors).length) return invalid(errors, acc.id);
 
     let items = this.people.filter((p) => p.accountId === acc.id);
-    if (status) {
-      items = items.filter((p) => {
-        // a hard-bounced person is inactive whatever its statusDetails
-        if (status === "active") return this.personStatus(p) === "active";
-        if (status === "inactive") return this.personStatus(p) === "inactive";
-        return statusSets[status]!.includes(p.statusDetails);
-      });
-    }
+    // §4.1: `active` and `inactive` are aliases of statusDetails values, so `active` lists exactly
+    // what `confirmed` lists. A value the spec does not list is not refused (not stated): it matches no one.
+    if (status) items = items.filter((p) => statusSets[status]?.includes(p.statusDetails) ?? false);
     const email = q.get("filter[email]");
     if (email) items = items.filter((p) => p.email.toLowerCase().includes(email.toLowerCase()));
     const { include: tagIn, exclude: tagOut } = splitList(q.get("filter[tags]"));
@@ -667,14 +695,14 @@ export class ServiceState {
       addErr(errors, "email", "The email field is required when id is not present.");
       addErr(errors, "id", "The id field is required when email is not present.");
     }
-    if (id !== undefined && !(typeof id === "number" && Number.isInteger(id)) && !(typeof id === "string" && /^\d+$/.test(id))) addErr(errors, "id", "The id must be an integer.");
+    if (id !== undefined && !(typeof id === "number" && Number.isInteger(id)) && typeof id !== "bigint" && !(typeof id === "string" && /^\d+$/.test(id))) addErr(errors, "id", "The id must be an integer.");
     if (email !== undefined && (typeof email !== "string" || !EMAIL_RE.test(email))) addErr(errors, "email", "The email must be a valid email address.");
     if (emailChange !== undefined && (typeof emailChange !== "string" || !EMAIL_RE.test(emailChange))) addErr(errors, "emailChange", "The email change must be a valid email address.");
     if (typeof source !== "string" || source === "") addErr(errors, "source", "The source field is required.");
     if (customFields !== undefined && !isObj(customFields)) addErr(errors, "customFields", "The custom fields must be an object.");
     if (tags !== undefined && (!isObj(tags) || Object.values(tags).some((v) => typeof v !== "boolean"))) addErr(errors, "tags", "The tags must map names to booleans.");
     if (series !== undefined && (!isObj(series) || Object.values(series).some((v) => typeof v !== "boolean"))) addErr(errors, "series", "The series must map ids to booleans.");
-    if (isObj(series)) for (const sid of Object.keys(series)) if (!acc.series.has(sid)) addErr(errors, `series.${sid}`, `The series ${sid} does not exist.`);
+    // An unknown series id: the spec states no refusal, so it is accepted (enrolled under that id).
     if (events !== undefined) {
       if (!Array.isArray(events)) addErr(errors, "events", "The events must be an array.");
       else events.forEach((e, i) => {
@@ -766,6 +794,11 @@ export class ServiceState {
     if (Object.keys(errors).length) return invalid(errors, acc.id);
     const timestamp = nowSec();
     if (body.test === true) return ok(SUCCESS_STATUS.event, { success: true, timestamp }, acc.id);
+    const refusal = this.behaviour.eventsNotAccepted;
+    if (refusal && (typeof refusal !== "object" || refusal.count === undefined || refusal.count-- > 0)) {
+      const message = typeof refusal === "object" && refusal.message ? { message: refusal.message } : {};
+      return ok(SUCCESS_STATUS.event, { success: false, timestamp, ...message }, acc.id);
+    }
 
     const handle: StoredEvent["handle"] = {};
     if (typeof body.email === "string") handle.email = body.email;
@@ -823,16 +856,17 @@ export class ServiceState {
     const status = q.get("status") ?? "draft";
     const sort = q.get("sort");
     const order = q.get("order");
-    if (!["draft", "sent", "scheduled", "sending", "paused", "failed", "all"].includes(status)) addErr(errors, "status", "The selected status is invalid.");
-    if (sort !== null && !["name", "status", "createdAt"].includes(sort)) addErr(errors, "sort", "The selected sort is invalid.");
-    if (order !== null && !["asc", "desc"].includes(order)) addErr(errors, "order", "The selected order is invalid.");
+    // §3.1 says `preparing` is not an accepted filter value, and §4.2 that order requires sort: refused.
+    // Other unknown status, sort or order values: no refusal is stated, so they are accepted — an
+    // unknown status matches no campaign, an unknown sort or order falls back to the default.
+    if (status === "preparing") addErr(errors, "status", "The selected status is invalid.");
     if (order !== null && sort === null) addErr(errors, "order", "The order field requires sort.");
     if (Object.keys(errors).length) return invalid(errors, acc.id);
     let items = this.campaigns.filter((c) => c.accountId === acc.id);
     if (status === "sending") items = items.filter((c) => c.status === "sending" || c.status === "preparing");
     else if (status !== "all") items = items.filter((c) => c.status === status);
-    const field = (sort ?? "createdAt") as "name" | "status" | "createdAt";
-    const dir = (order ?? "desc") === "asc" ? 1 : -1;
+    const field = (sort !== null && ["name", "status", "createdAt"].includes(sort) ? sort : "createdAt") as "name" | "status" | "createdAt";
+    const dir = order === "asc" ? 1 : -1;
     items.sort((x, y) => {
       const a = field === "createdAt" ? x.id : x[field];
       const b = field === "createdAt" ? y.id : y[field];
@@ -1015,7 +1049,6 @@ export class ServiceState {
         accountId: acc.id,
       };
     }
-    acc.testSendLog.push(now);
     const c = this.campaign(acc.id, rawId);
     if (!c) return notFound(MESSAGES.campaignNotFoundAction, acc.id);
     const body = isObj(req.body) ? req.body : {};
@@ -1035,6 +1068,8 @@ export class ServiceState {
     }
     if (!c.content) return invalid({ campaign: ["The campaign has no email content."] }, acc.id);
     if (this.behaviour.testSendUndeliverable) return invalid({ testSend: ["The test email could not be delivered."] }, acc.id);
+    // Only a test that went out uses the per-minute quota (§8 does not say a refused one does).
+    acc.testSendLog.push(now);
     this.recordEmail({ accountId: acc.id, kind: "test", to: [...(r as string[])], campaignId: c.id });
     return ok(SUCCESS_STATUS.testSent, { data: { recipients: [...(r as string[])] } }, acc.id);
   }
@@ -1084,7 +1119,8 @@ export class ServiceState {
     const legacy = `<script src="${cdn}/legacy.js" data-account="${acc.id}" async></script>`;
     const snippet =
       m === "modern" ? modern : m === "legacy" ? legacy : `${modern}\n<script nomodule src="${cdn}/legacy.js" data-account="${acc.id}" async></script>`;
-    return ok(SUCCESS_STATUS.read, { data: { mode: m, snippet, lastEventTrackedAt: acc.lastEventTrackedAt } }, acc.id);
+    // §2.7 types lastEventTrackedAt as an integer: 0 before any event (not null)
+    return ok(SUCCESS_STATUS.read, { data: { mode: m, snippet, lastEventTrackedAt: acc.lastEventTrackedAt ?? 0 } }, acc.id);
   }
 }
 

@@ -126,7 +126,7 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
     const c = await svc.campaigns.create({ name: "Editor meanwhile", templateId: "tpl-1" });
     await svc.campaigns.update(c.id, { subject: "Old subject" });
-    const saved = () => h.emulator.state.campaigns.find((x) => x.id === c.id)!;
+    const saved = () => h.emulator.state.campaignById(c.id);
     await open(`/app/campaigns/${c.id}`);
     expect(await page.getByLabel("Subject").inputValue()).toBe("Old subject");
 

@@ -165,7 +165,7 @@ describe("templates", () => {
     expect(emuCampaign(id)).toMatchObject({ name: "From the newsletter", status: "draft" });
     expect(emuCampaign(id)?.content).toBeTruthy();
     const one = await load<OneData>(A, `/app/campaigns/${id}`, ONE);
-    expect(one.campaign).toMatchObject({ id, name: "From the newsletter", status: "draft" });
+    expect(one.campaign).toMatchObject({ id: String(id), name: "From the newsletter", status: "draft" });
     expect(one.campaign?.editorUrl).toBe(`${h.emulator.url}/dashboard/campaigns/${id}/editor`);
   });
 
@@ -361,7 +361,7 @@ describe("schedule", () => {
     expect(one.zone).toBe("America/New_York");
     expect(one.campaign?.scheduled).toEqual({ local: "Jan 15, 2027, 9:31 AM EST", utc: "Jan 15, 2027, 2:31 PM UTC", zone: "America/New_York" });
     const scheduled = await load<ListData>(A, "/app/campaigns?status=scheduled", LIST);
-    expect(scheduled.campaigns.map((c) => c.id)).toContain(id);
+    expect(scheduled.campaigns.map((c) => c.id)).toContain(String(id));
   });
 
   it("summer time in the store's zone gives the summer offset", async () => {
@@ -616,7 +616,7 @@ describe("lists and labels", () => {
     emuCampaign(older)!.createdAt = "2020-01-01T00:00:00.000Z";
     const data = await load<ListData>(A, "/app/campaigns?status=draft", LIST);
     expect(h.emulator.requests.filter((q) => q.path === "/api/campaigns").at(-1)?.query).toMatchObject({ sort: "createdAt", order: "desc" });
-    const ids = data.campaigns.map((c) => c.id);
+    const ids = data.campaigns.map((c) => Number(c.id));
     expect(ids.indexOf(newer)).toBeLessThan(ids.indexOf(older));
     const html = await (await openPage(h.app.url, A, "/app/campaigns")).text();
     expect(html).not.toContain("Service default");
@@ -659,7 +659,7 @@ describe("two shops stay apart", () => {
     const bList = await load<ListData>(B, "/app/campaigns?status=all", LIST);
     expect(bList.campaigns.map((c) => c.name)).toEqual(["B's campaign"]);
     const aList = await load<ListData>(A, "/app/campaigns?status=all&sort=name&order=asc", LIST);
-    expect(aList.campaigns.map((c) => c.id)).not.toContain(bId);
+    expect(aList.campaigns.map((c) => c.id)).not.toContain(String(bId));
 
     expect((await loadData(h.app.url, B, `/app/campaigns/${aId}`)).status).toBe(404);
     for (const fields of [{ intent: "delete" }, { intent: "send", force: "true" }, { intent: "clone" }, { intent: "test-send", recipients: "owner@b-shop.example" }] as Record<string, string>[]) {

@@ -33,10 +33,10 @@ describe("GET /api/templates", () => {
 });
 
 describe("GET /api/account, /api/authenticated", () => {
-  it("returns the account with its string id normalised to a number", async () => {
+  it("returns the account with its id as a decimal string", async () => {
     const a = await h.client().account.get();
     expect(h.emu.requests.at(-1)?.responseBody).toMatchObject({ data: { id: String(h.emu.defaultAccountId) } });
-    expect(a).toMatchObject({ id: h.emu.defaultAccountId, company: "Default Shop", status: "active", timezone: "UTC", logoUrl: "" });
+    expect(a).toMatchObject({ id: String(h.emu.defaultAccountId), company: "Default Shop", status: "active", timezone: "UTC", logoUrl: "" });
     expect(a.plan?.marketing).toBe("Growth");
   });
 

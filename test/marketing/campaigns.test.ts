@@ -303,7 +303,7 @@ describe("403s: inactive account and plugin keys", () => {
       expect((await failure(p)).kind).toBe("account_inactive");
     }
     expect((await d.campaigns.get(campaign.id)).status).toBe("draft");
-    expect((await c.account.get()).id).toBe(accountId);
+    expect((await c.account.get()).id).toBe(String(accountId));
   });
 
   it("the inactiveAccount fault flips an active account", async () => {

@@ -53,6 +53,6 @@ describe("/__emulator control routes", () => {
   it("creates accounts over HTTP", async () => {
     const { json } = await ctl("/accounts", { method: "POST", body: { doubleOptIn: false, company: "Other" } });
     const acc = await h.client({ apiKey: json.apiKey as string }).account.get();
-    expect(acc).toMatchObject({ id: json.accountId, company: "Other" });
+    expect(acc).toMatchObject({ id: String(json.accountId), company: "Other" });
   });
 });

@@ -138,7 +138,7 @@ describe("timeouts and dropped connections", () => {
 
     h.emu.setFaults({ dropConnections: { count: 1 } });
     const a = await h.client().account.get();
-    expect(a.id).toBe(h.emu.defaultAccountId);
+    expect(a.id).toBe(String(h.emu.defaultAccountId));
     expect(h.emu.requests.slice(-2).map((r) => r.fault ?? r.status)).toEqual(["drop", 200]);
   });
 

@@ -54,9 +54,9 @@ describe("request schemas", () => {
     expect(fields(serviceCallSchema.safeParse({ op: "person.delete", idOrEmail: "" }))).toEqual(["idOrEmail"]);
   });
 
-  it("person responses are lenient: string id → number, tags null → [], [] custom fields → {}, unknown fields kept", () => {
-    const p = personSchema.parse({ id: "17", email: "a@b.example", status: "active", tags: null, customFields: [], extra: 1 });
-    expect(p).toMatchObject({ id: 17, tags: [], customFields: {}, extra: 1 });
+  it("person responses are lenient: id → decimal string, tags null → [], [] custom fields → {}, unknown fields kept", () => {
+    const p = personSchema.parse({ id: 17, email: "a@b.example", status: "active", tags: null, customFields: [], extra: 1 });
+    expect(p).toMatchObject({ id: "17", tags: [], customFields: {}, extra: 1 });
   });
 });
 

@@ -8,6 +8,7 @@
  * silent live in ./policy (README.md lists every spec gap and the choice made).
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
+import { isInteger, LosslessNumber, parse as parseLossless, stringify as stringifyLossless } from "lossless-json";
 import { request as sendHttp, type Dispatcher } from "undici";
 import type { z } from "zod";
 import {
@@ -15,6 +16,7 @@ import {
   classifyHttpError,
   isMarketingServiceError,
   localValidationError,
+  notAcceptedError,
 } from "./errors";
 import {
   DEFAULT_RETRIES,
@@ -75,6 +77,7 @@ import {
   type PeopleListFilters,
   type Person,
   type PersonCheck,
+  type ServiceId,
   type PersonEventRecord,
   type PersonEventsFilters,
   type PersonUpsert,
@@ -130,6 +133,8 @@ export interface RawRequest {
   body?: unknown;
   retryClass?: RetryClass;
   operation?: string;
+  /** the body holds LosslessNumbers (exact integer ids): serialised with lossless-json */
+  exactNumbers?: boolean;
 }
 
 export interface CampaignScheduleInput {
@@ -179,7 +184,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
   }
 
   /** One attempt. Returns parsed JSON (undefined for an empty body) or throws MarketingServiceError. */
-  async function attempt(method: string, url: string, logPath: string, body: unknown): Promise<{ status: number; json: unknown }> {
+  async function attempt(method: string, url: string, logPath: string, body: string | undefined): Promise<{ status: number; json: unknown }> {
     // undici's request() rather than fetch(): the same connection pool without WHATWG streams,
     // about a third of the CPU per call (bench/http-client.ts). Redirects are not followed, so
     // the key never travels to another host.
@@ -189,7 +194,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
       res = await sendHttp(url, {
         method: method as Dispatcher.HttpMethod,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body,
         signal,
         dispatcher: options.dispatcher,
       });
@@ -220,7 +225,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
     let notJson = false;
     if (text.trim() !== "") {
       try {
-        json = JSON.parse(text);
+        json = parseResponse(text);
       } catch {
         notJson = true;
       }
@@ -285,7 +290,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
 
   function shouldRetry(err: MarketingServiceError, retryClass: RetryClass): boolean {
     if (err.kind === "rate_limited") return err.retryAfterMs === undefined || err.retryAfterMs <= MAX_RETRY_AFTER_MS;
-    if (err.kind === "server_error" || err.kind === "timeout" || err.kind === "network") {
+    if (err.kind === "server_error" || err.kind === "timeout" || err.kind === "network" || err.kind === "not_accepted") {
       return err.retryable && RETRY_ON_TRANSIENT[retryClass];
     }
     return false;
@@ -309,10 +314,12 @@ export function createMarketingClient(options: MarketingClientOptions) {
     const retryClass = req.retryClass ?? (req.method === "GET" ? "read" : "mutation");
     const url = buildUrl(req.path, req.query);
     const logPath = new URL(url).pathname;
+    const body = req.body === undefined ? undefined : req.exactNumbers ? stringifyLossless(req.body) : JSON.stringify(req.body);
     for (let n = 0; ; n++) {
       const started = performance.now();
       try {
-        const out = await attempt(req.method, url, logPath, req.body);
+        const out = await attempt(req.method, url, logPath, body);
+        if (retryClass === "event" && saysNotAccepted(out.json)) throw notAcceptedError(out.status, out.json, req.method, logPath);
         options.onRequest?.({ operation, method: req.method, path: logPath, status: out.status, durationMs: performance.now() - started, attempt: n + 1 });
         return out;
       } catch (e) {
@@ -393,9 +400,12 @@ export function createMarketingClient(options: MarketingClientOptions) {
     };
   }
 
-  /** POST /api/people with a body already validated. */
-  const sendUpsert = async (body: PersonUpsert): Promise<Person> =>
-    (await call({ method: "POST", path: "/api/people", body, retryClass: "mutation", operation: "people.upsert" }, personResponseSchema)).data;
+  /** POST /api/people with a body already validated. The id (§4.1 integer) goes out as a JSON integer with its exact digits. */
+  const sendUpsert = async (body: PersonUpsert): Promise<Person> => {
+    const exactNumbers = body.id !== undefined;
+    const sent = exactNumbers ? { ...body, id: new LosslessNumber(String(body.id)) } : body;
+    return (await call({ method: "POST", path: "/api/people", body: sent, exactNumbers, retryClass: "mutation", operation: "people.upsert" }, personResponseSchema)).data;
+  };
 
   const people = {
     async list(filters: PeopleListFilters = {}): Promise<Page<Person>> {
@@ -441,7 +451,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
 
   // -------------------------------------------------------------- campaigns
 
-  const campaignPath = (operation: string, id: number, suffix = "") =>
+  const campaignPath = (operation: string, id: ServiceId, suffix = "") =>
     `/api/campaigns/${enc(validate(operation, campaignIdSchema, id))}${suffix}`;
   const mutation = (operation: string, method: RawRequest["method"], path: string, body?: unknown): RawRequest => ({
     method,
@@ -469,29 +479,29 @@ export function createMarketingClient(options: MarketingClientOptions) {
       const b = validate("campaigns.create", campaignCreateSchema, body);
       return (await call(mutation("campaigns.create", "POST", "/api/campaigns", b), campaignResponseSchema)).data;
     },
-    async clone(id: number, body: CampaignClone = {}): Promise<Campaign> {
+    async clone(id: ServiceId, body: CampaignClone = {}): Promise<Campaign> {
       const path = campaignPath("campaigns.clone", id, "/clone");
       const b = validate("campaigns.clone", campaignCloneSchema, body);
       return (await call(mutation("campaigns.clone", "POST", path, b), campaignResponseSchema)).data;
     },
-    async get(id: number): Promise<Campaign> {
+    async get(id: ServiceId): Promise<Campaign> {
       const path = campaignPath("campaigns.get", id);
       return (await call({ method: "GET", path, operation: "campaigns.get" }, campaignResponseSchema)).data;
     },
-    async update(id: number, body: CampaignUpdate): Promise<Campaign> {
+    async update(id: ServiceId, body: CampaignUpdate): Promise<Campaign> {
       const path = campaignPath("campaigns.update", id);
       const b = validate("campaigns.update", campaignUpdateSchema, body);
       return (await call(mutation("campaigns.update", "PUT", path, b), campaignResponseSchema)).data;
     },
-    async delete(id: number): Promise<void> {
+    async delete(id: ServiceId): Promise<void> {
       await request(mutation("campaigns.delete", "DELETE", campaignPath("campaigns.delete", id)));
     },
-    async send(id: number, body: { force?: boolean } = {}): Promise<Campaign> {
+    async send(id: ServiceId, body: { force?: boolean } = {}): Promise<Campaign> {
       const path = campaignPath("campaigns.send", id, "/send");
       const b = validate("campaigns.send", campaignSendSchema, body);
       return (await call(mutation("campaigns.send", "POST", path, b), campaignResponseSchema)).data;
     },
-    async schedule(id: number, input: CampaignScheduleInput): Promise<Campaign> {
+    async schedule(id: ServiceId, input: CampaignScheduleInput): Promise<Campaign> {
       const path = campaignPath("campaigns.schedule", id, "/schedule");
       const scheduledAt =
         input.scheduledAt instanceof Date
@@ -502,7 +512,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
       const b = validate("campaigns.schedule", campaignScheduleSchema, { ...input, scheduledAt });
       return (await call(mutation("campaigns.schedule", "POST", path, b), campaignResponseSchema)).data;
     },
-    async testSend(id: number, recipients: string[]): Promise<TestSendResult> {
+    async testSend(id: ServiceId, recipients: string[]): Promise<TestSendResult> {
       const path = campaignPath("campaigns.testSend", id, "/test-send");
       const b = validate("campaigns.testSend", testSendSchema, { recipients });
       return (await call(mutation("campaigns.testSend", "POST", path, b), testSendResponseSchema)).data;
@@ -551,6 +561,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
 
   // ----------------------------------------------------------------- events
 
+  /** A 2xx whose body says `success: false` is a failure (not_accepted), retried like a 5xx. */
   const postEvent = (operation: string, path: string, body: unknown) =>
     call({ method: "POST", path, body, retryClass: "event", operation }, eventResponseSchema);
 
@@ -595,7 +606,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
       case "person.upsert":
         return sendUpsert(c.body);
       case "person.delete":
-        await people.delete(/^\d+$/.test(c.idOrEmail) ? Number(c.idOrEmail) : c.idOrEmail);
+        await people.delete(c.idOrEmail);
         return undefined;
       case "event.custom":
         return sendCustomEvent(c.body);
@@ -619,6 +630,23 @@ export function createMarketingClient(options: MarketingClientOptions) {
 }
 
 export type MarketingClient = ReturnType<typeof createMarketingClient>;
+
+/**
+ * Response JSON. An integer of 16+ digits may pass 2^53 (§2 ids): such a text is parsed with
+ * lossless-json, unsafe integers kept as their exact decimal string; other texts take JSON.parse.
+ */
+function parseResponse(text: string): unknown {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  return parseLossless(text, null, (value) => {
+    if (!isInteger(value)) return Number(value);
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : BigInt(value).toString();
+  });
+}
+
+/** §4.5 event answer `{success: false, …}`. */
+const saysNotAccepted = (json: unknown): boolean =>
+  typeof json === "object" && json !== null && (json as { success?: unknown }).success === false;
 
 /**
  * The body read ends at the deadline whatever the transport does with the signal: a read left

@@ -22,6 +22,8 @@ export const MARKETING_ERROR_KINDS = [
   "rate_limited",
   /** §7: the service asks to retry (eligibility check failed, send/schedule failed for an unspecified reason), whatever the status */
   "retry_later",
+  /** a 2xx event answer with `success: false` (§4.5): not stored; the service's words are the message */
+  "not_accepted",
   "server_error",
   "timeout",
   "network",
@@ -44,6 +46,7 @@ const RETRYABLE: Record<MarketingErrorKind, boolean> = {
   test_send_recipient_rejected: false,
   rate_limited: true,
   retry_later: true,
+  not_accepted: true,
   server_error: true,
   timeout: true,
   network: true,
@@ -155,6 +158,28 @@ export interface HttpFailure {
   path?: string;
 }
 
+/** The service's message (or its errors.campaign) asks the caller to try again. */
+export function asksToRetry(message: string, errors?: Record<string, string[]>): boolean {
+  return [message, ...(errors?.campaign ?? [])].some((m) => ASKS_TO_RETRY.test(m));
+}
+
+/**
+ * §4.5: every event endpoint answers `{success, timestamp}`. A 2xx with `success: false` says the
+ * event was not taken: it is a failure (retryable: the spec gives no reason that would make a
+ * repeat pointless), carrying the service's own words when the body has a message.
+ */
+export function notAcceptedError(status: number, body: unknown, method: string, path: string): MarketingServiceError {
+  const said = errorBodySchema.parse(body).message?.trim();
+  return new MarketingServiceError({
+    kind: "not_accepted",
+    status,
+    body,
+    method,
+    path,
+    message: said ? `The service did not accept the event: ${said}` : "The service did not accept the event (success: false)",
+  });
+}
+
 /** Maps an HTTP error response to a MarketingServiceError (spec §7). Message wins over status. */
 export function classifyHttpError({ status, body, retryAfter, method, path }: HttpFailure): MarketingServiceError {
   const b: ErrorBody = errorBodySchema.parse(body);
@@ -172,7 +197,8 @@ export function classifyHttpError({ status, body, retryAfter, method, path }: Ht
   if (status === 403) {
     if (/billing/i.test(rawMessage)) return make("account_inactive");
     if (/dashboard|\bCLI\b|plugin/i.test(rawMessage)) return make("plugin_key_not_allowed");
-    return make("client_error");
+    // any other 403 goes on to the one "asks to retry" check below (§7: the eligibility failure
+    // asks to retry and has no status shown, so a 403 is one of its possible answers)
   }
   const errors = b.errors;
   if (errors) {
@@ -186,8 +212,10 @@ export function classifyHttpError({ status, body, retryAfter, method, path }: Ht
     if (named.length) return make("test_send_recipient_rejected", { rejectedRecipients: [...new Set(named)] });
   }
   // §7 states no status for the eligibility failure and a 422 for "send/schedule failed": both are
-  // recognised by their message asking to retry (on its own or in errors.campaign).
-  if (status < 500 && [rawMessage, ...(errors?.campaign ?? [])].some((m) => ASKS_TO_RETRY.test(m))) return make("retry_later");
+  // recognised by their message asking to retry (on its own or in errors.campaign), whatever the
+  // 4xx status. The one place a 4xx becomes retryable by its words.
+  if (status < 500 && asksToRetry(rawMessage, errors)) return make("retry_later");
+  if (status === 403) return make("client_error");
   if (errors && status < 500) return make("validation");
   if (status === 422) return make("validation");
   if (status >= 500) return make("server_error");

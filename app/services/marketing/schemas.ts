@@ -9,8 +9,8 @@
  * customFields.source dropped). Every transform maps a type to itself, so
  * `z.input` and `z.infer` have the same shape and mappers build the types directly.
  *
- * Responses are lenient: unknown fields pass through, ids that arrive as
- * strings are normalised to numbers, `tags: null` becomes `[]`, PHP-style
+ * Responses are lenient: unknown fields pass through, person/campaign/account
+ * ids are normalised to decimal strings (exact beyond 2^53), `tags: null` becomes `[]`, PHP-style
  * empty arrays in place of objects become `{}`.
  */
 import { z } from "zod";
@@ -132,9 +132,19 @@ export type CustomFieldValue = z.infer<typeof customFieldValueSchema>;
 export const personUpsertEventSchema = z.looseObject({ eventName: z.string().min(1) });
 export type PersonUpsertEvent = z.infer<typeof personUpsertEventSchema>;
 
+/**
+ * A person or campaign id in a request: digits (exact at any size), or a number while it is exact
+ * (§2.2/§2.4 type ids as integers; a JS number above 2^53 has already lost digits, so it is refused).
+ */
+export const serviceIdSchema = z.union([
+  z.string().regex(/^[1-9]\d*$/, "Expected an id of digits"),
+  z.number().int().positive().max(Number.MAX_SAFE_INTEGER, "Ids above 2^53 must be given as strings"),
+]);
+export type ServiceId = z.infer<typeof serviceIdSchema>;
+
 export const personUpsertSchema = z
   .strictObject({
-    id: z.number().int().positive().optional(),
+    id: serviceIdSchema.optional(),
     email: emailSchema.optional(),
     emailChange: emailSchema.optional(),
     source: z.string().min(1),
@@ -199,7 +209,7 @@ export const personEventsFiltersSchema = z.strictObject({
 export type PersonEventsFilters = z.infer<typeof personEventsFiltersSchema>;
 
 /** A person id (positive integer) or an email address. */
-export const idOrEmailSchema = z.union([z.number().int().positive(), z.string().regex(/^\d+$/), emailSchema]);
+export const idOrEmailSchema = z.union([serviceIdSchema, emailSchema]);
 export type IdOrEmail = z.infer<typeof idOrEmailSchema>;
 
 // ---------------------------------------------------------------------------
@@ -212,7 +222,7 @@ export type CampaignStatus = (typeof campaignStatuses)[number];
 export const campaignStatusFilters = ["draft", "sent", "scheduled", "sending", "paused", "failed", "all"] as const;
 export const campaignSortFields = ["name", "status", "createdAt"] as const;
 
-export const campaignIdSchema = z.number().int().positive();
+export const campaignIdSchema = serviceIdSchema;
 
 export const campaignListQuerySchema = z
   .strictObject({
@@ -629,8 +639,12 @@ export type ServiceCallOp = ServiceCall["op"];
 // Responses (lenient)
 // ---------------------------------------------------------------------------
 
-/** Integer id that may be rendered as a JSON string. */
-export const numericIdSchema = z.union([z.number(), z.string().regex(/^-?\d+$/)]).transform((v) => Number(v));
+/**
+ * Person, campaign and account ids (§2 "integer"; samples render some as strings) are read as
+ * decimal strings: they may pass 2^53, where a JS number changes them. The response text is parsed
+ * losslessly (client.server.ts), so an unsafe integer arrives here as its exact digits.
+ */
+export const responseIdSchema = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]).transform((v) => String(v));
 /** String id that may be rendered as a number. */
 export const stringIdSchema = z.union([z.string(), z.number()]).transform((v) => String(v));
 /** PHP renders an empty map as `[]`; treat null/[]/missing as `{}`. */
@@ -638,7 +652,8 @@ const looseMap = z
   .union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()])
   .optional()
   .transform((v): Record<string, unknown> => (v && !Array.isArray(v) ? v : {}));
-const nullableInt = z.union([z.number(), z.string().regex(/^-?\d+$/), z.null()]).optional().transform((v) => (v === null || v === undefined ? null : Number(v)));
+/** §2.1 from/to: an empty page may carry 0, null or nothing — all read as null (no record). */
+const nullableInt = z.union([z.number(), z.string().regex(/^-?\d+$/), z.null()]).optional().transform((v) => (v === null || v === undefined || Number(v) === 0 ? null : Number(v)));
 
 export const paginationMetaSchema = z.looseObject({
   currentPage: z.coerce.number(),
@@ -670,7 +685,7 @@ export interface Page<T> {
 export const seriesRefSchema = z.looseObject({ id: stringIdSchema, name: z.string().nullable().optional() });
 
 export const personSchema = z.looseObject({
-  id: numericIdSchema,
+  id: responseIdSchema,
   email: z.string(),
   status: z.string(),
   statusDetails: z.string().optional(),
@@ -705,7 +720,7 @@ const nameEmailResponse = z
   .optional();
 
 export const campaignSchema = z.looseObject({
-  id: numericIdSchema,
+  id: responseIdSchema,
   name: z.string(),
   status: z.string(),
   subject: z.string().nullable().optional(),
@@ -740,7 +755,7 @@ export type Template = z.infer<typeof templateSchema>;
 export const templateListResponseSchema = paginatedSchema(templateSchema);
 
 export const accountSchema = z.looseObject({
-  id: numericIdSchema,
+  id: responseIdSchema,
   company: z.string().nullable().optional(),
   email: z.string(),
   phone: z.string().nullable().optional(),
@@ -760,7 +775,8 @@ export const authenticatedResponseSchema = z.looseObject({
 export const websiteTrackerSchema = z.looseObject({
   mode: z.string(),
   snippet: z.string(),
-  lastEventTrackedAt: z.union([z.number(), z.string(), z.null()]).optional().transform((v) => (v === null || v === undefined ? null : Number(v))),
+  // §2.7 types it as an integer; before any event a service may send null, nothing or 0: all read as null
+  lastEventTrackedAt: z.union([z.number(), z.string(), z.null()]).optional().transform((v) => (v === null || v === undefined || Number(v) === 0 ? null : Number(v))),
 });
 export type WebsiteTracker = z.infer<typeof websiteTrackerSchema>;
 export const websiteTrackerResponseSchema = z.looseObject({ data: websiteTrackerSchema });
