@@ -31,7 +31,25 @@ const NEEDS: Record<string, "Order" | "Customer"> = {
   "refunds/create": "Order",
   "orders/edited": "Order",
   "customers_email_marketing_consent/update": "Customer",
+  "customer.tags_added": "Customer",
+  "customer.tags_removed": "Customer",
+  "customers/purchasing_summary": "Customer",
 };
+
+/**
+ * Since API 2025-01 these carry the customer without its consent and tags: a customer first seen
+ * this way is looked up for them. A failed lookup never holds the webhook: it is planned at once.
+ */
+const CUSTOMER_WITHOUT_CONSENT = new Set(["customers/create", "customers/update"]);
+
+function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
+  if (p.route !== "sync" || p.delivery.source !== "webhook") return undefined;
+  if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+    const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
+    return consent === undefined || consent === null ? "Customer" : undefined;
+  }
+  return NEEDS[p.delivery.topic];
+}
 
 // Shopify's requested cost of each lookup, rounded up (the first 50 line items; more are paged).
 const LOOKUPS = {
@@ -58,6 +76,7 @@ interface PreparedLike {
   delivery: ClaimedDelivery;
   route: string;
   objectKey?: string;
+  body?: unknown;
 }
 
 class NotFound extends Error {
@@ -74,7 +93,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
   policy: PipelinePolicy,
   prepare: (delivery: ClaimedDelivery) => P,
 ): Promise<P[]> {
-  const wanted = batch.filter((p) => p.route === "sync" && p.objectKey && p.delivery.source === "webhook" && NEEDS[p.delivery.topic]);
+  const wanted = batch.filter((p) => p.objectKey && needOf(p));
   if (!wanted.length) return batch;
   let missing: Set<string>;
   try {
@@ -92,7 +111,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
   const fetched = new Map<string, "fetched" | "failed">();
   for (const p of batch) {
     const key = `${p.delivery.shop}|${p.objectKey}`;
-    const need = p.route === "sync" && p.delivery.source === "webhook" ? NEEDS[p.delivery.topic] : undefined;
+    const need = needOf(p);
     // An earlier delivery of the batch carrying the whole object makes a lookup needless.
     if (!need || !missing.has(key) || fetched.get(key) === "fetched") {
       if (p.route === "sync" && !need) missing.delete(key);
@@ -100,6 +119,10 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       continue;
     }
     if (fetched.get(key) === "failed") {
+      if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+        out.push(p);
+        continue;
+      }
       await sendBack(workerId, p.delivery, policy, `${need.toLowerCase()} lookup failed for an earlier delivery of the same object`, true);
       continue;
     }
@@ -117,13 +140,13 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
     } catch (error) {
       fetched.set(key, "failed");
       const reason = `${need.toLowerCase()} ${id} could not be fetched from Shopify: ${messageOf(error)}`;
-      const overdue = Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
+      const overdue = CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic) || Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
       logger().warn(
         { shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, attempt: p.delivery.attempts, err: messageOf(error) },
         overdue ? "lookup of an unknown object failed for good" : "lookup of an unknown object failed; will retry",
       );
       if (!overdue) await sendBack(workerId, p.delivery, policy, reason, true);
-      // A consent change carries its email: planned with what it has. A refund or an edit has no one to attach it to.
+      // A customer webhook carries its email: planned with what it has. A refund or an edit has no one to attach it to.
       else if (need === "Customer") out.push(p);
       else await giveUp(workerId, p.delivery, p.objectKey!, `gave up: ${reason}`);
     }

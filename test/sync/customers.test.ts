@@ -68,7 +68,7 @@ describe("customers → person upsert", () => {
     const ctx = makeCtx({ settings: { customerEventsCreateContacts: true } });
     expect(eventOf(run("customers/create", fixture("customers/create"), ctx), "customer", "created").is_contact).toBe(true);
     expect(eventOf(run("customers/enable", fixture("customers/enable"), ctx), "user", "created").is_contact).toBe(true);
-    expect(eventOf(run("customers/disable", fixture("customers/disable"), ctx), "user", "deleted").is_contact).toBe(false);
+    expect(eventOf(run("customers/disable", fixture("customers/disable"), ctx), "user", "updated").is_contact).toBe(false);
   });
 
   it("customers/update identical to the last one sends only the (profile) upsert", () => {
@@ -116,13 +116,24 @@ describe("customers/delete", () => {
 });
 
 describe("customer accounts (user events)", () => {
-  it("enable → user/created, disable → user/deleted with deleted_at", () => {
-    expect(eventOf(run("customers/enable", fixture("customers/enable")), "user", "created")).toMatchObject({
+  it("first enable → user/created; disable → user/updated (disabled, not deleted); enable again → user/updated", () => {
+    const [enabled, disabled, again] = runSequence([
+      { topic: "customers/enable", body: fixture("customers/enable") },
+      { topic: "customers/disable", body: fixture("customers/disable") },
+      { topic: "customers/enable", body: fixture("customers/enable") },
+    ]);
+    expect(eventOf(enabled, "user", "created")).toMatchObject({
       email: "bob@biller.com",
       id: "706405506930370084",
       first_name: "Bob",
       display_name: "Bob Biller",
+      status: "enabled",
     });
-    expect(eventOf(run("customers/disable", fixture("customers/disable")), "user", "deleted").deleted_at).toBe("2022-01-01T00:00:00.000Z");
+    expect(ops(disabled)).toEqual(["user/updated"]);
+    const off = eventOf(disabled, "user", "updated");
+    expect(off.status).toBe("disabled");
+    expect(off).not.toHaveProperty("deleted_at");
+    expect(ops(again)).toEqual(["user/updated"]);
+    expect(eventOf(again, "user", "updated").status).toBe("enabled");
   });
 });
