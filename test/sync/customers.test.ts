@@ -137,3 +137,126 @@ describe("customer accounts (user events)", () => {
     expect(eventOf(again, "user", "updated").status).toBe("enabled");
   });
 });
+
+describe("2026-04 shapes: a field left out is unknown, never empty", () => {
+  const consent = (state: string, at = "2026-01-01T00:00:00Z") => ({
+    topic: "customers_email_marketing_consent/update",
+    body: { customer_id: "706405506930370084", email_address: "bob@biller.com", email_marketing_consent: { state, opt_in_level: "single_opt_in", consent_updated_at: at } },
+  });
+  const tagsEvent = (topic: "customer.tags_added" | "customer.tags_removed", tags: string[]) => ({
+    topic,
+    body: { ...fixture(topic), customerId: "gid://shopify/Customer/706405506930370084", tags },
+  });
+
+  it("customers/update without tags (Shopify's 2026-04 sample) leaves the contact's tags alone", () => {
+    const [, update] = runSequence(
+      [
+        { topic: "customers/create", body: customerWith(subscribed, { tags: "vip, newsletter" }) },
+        { topic: "customers/update", body: { ...fixture("customers/update"), first_name: "Robert", updated_at: "2026-02-01T00:00:00Z" } },
+      ],
+      trust,
+    );
+    expect(upsertOf(update)).not.toHaveProperty("tags");
+    expect(upsertOf(update)).not.toHaveProperty("status");
+    expect(update.nextState).toMatchObject({ tags: ["vip", "newsletter"], consent: { state: "subscribed" } });
+    // No sales totals in the payload: none are sent (the last known ones stay at the service).
+    expect(eventOf(update, "customer", "updated")).not.toHaveProperty("purchase_count");
+  });
+
+  it("customer.tags_added / tags_removed change only the named tags, whatever else the contact has", () => {
+    const [, added, removed] = runSequence(
+      [
+        { topic: "customers/create", body: customerWith(subscribed, { tags: "vip" }) },
+        tagsEvent("customer.tags_added", ["eu", "vip"]),
+        tagsEvent("customer.tags_removed", ["eu", "never-had"]),
+      ],
+      trust,
+    );
+    expect(upsertOf(added).tags).toEqual({ eu: true, vip: true });
+    expect(upsertOf(added)).not.toHaveProperty("status");
+    expect(upsertOf(removed).tags).toEqual({ eu: false, "never-had": false });
+    expect(removed.nextState).toMatchObject({ tags: ["vip"] });
+  });
+
+  it("tags learnt before the customer is a contact go with the upsert that creates it", () => {
+    const [create, added, subscribe] = runSequence(
+      [
+        { topic: "customers/create", body: fixture("customers/create") },
+        tagsEvent("customer.tags_added", ["vip"]),
+        consent("subscribed"),
+      ],
+      trust,
+    );
+    expect(ops(create)).toEqual(["customer/created"]);
+    expect(ops(added)).toEqual([]);
+    expect(upsertOf(subscribe)).toMatchObject({ tags: { vip: true }, statusDetails: "confirmed" });
+  });
+
+  it("customers/purchasing_summary: count and value on customer/updated, never a new contact", () => {
+    const [, summary] = runSequence(
+      [
+        { topic: "customers/create", body: customerWith(subscribed) },
+        { topic: "customers/purchasing_summary", body: { ...fixture("customers/purchasing_summary"), customerId: "gid://shopify/Customer/706405506930370084" } },
+      ],
+      trust,
+    );
+    expect(ops(summary)).toEqual(["customer/updated"]);
+    expect(eventOf(summary, "customer", "updated")).toMatchObject({
+      email: "bob@biller.com",
+      id: "706405506930370084",
+      is_contact: false,
+      purchase_count: 1,
+      purchase_value: 100,
+      currency: "USD",
+    });
+  });
+
+  it("double opt-in, subscribing again after an unsubscribe: the contact is deleted and created again with its tags", () => {
+    const doi = makeCtx({ settings: { optInMode: "double_opt_in" } });
+    const [, , again] = runSequence(
+      [
+        { topic: "customers/create", body: customerWith(subscribed, { tags: "vip" }) },
+        consent("unsubscribed", "2026-02-01T00:00:00Z"),
+        consent("subscribed", "2026-03-01T00:00:00Z"),
+      ],
+      doi,
+    );
+    expect(ops(again)).toEqual(["person.delete", "person.upsert"]);
+    expect(again.calls[0]).toEqual({ op: "person.delete", idOrEmail: "bob@biller.com" });
+    const body = upsertOf(again);
+    expect(body).toMatchObject({ email: "bob@biller.com", tags: { vip: true }, customFields: { referenceId: "706405506930370084" } });
+    expect(body).not.toHaveProperty("skipDoubleOptIn");
+    expect(body).not.toHaveProperty("statusDetails");
+  });
+});
+
+describe("customers/merge", () => {
+  const merge = (status: string, kept = "1", deleted = "2") => ({
+    ...fixture("customers/merge"),
+    admin_graphql_api_customer_kept_id: `gid://shopify/Customer/${kept}`,
+    admin_graphql_api_customer_deleted_id: `gid://shopify/Customer/${deleted}`,
+    status,
+  });
+  const stateOf = (id: string, email: string) =>
+    run("customers/create", customerWith(subscribed, { id: Number(id), admin_graphql_api_id: `gid://shopify/Customer/${id}`, email }), trust).nextState;
+
+  it("completed: the merged-away customer's contact is deleted when the kept one has another address", () => {
+    const plan = run("customers/merge", merge("completed"), {
+      ...trust,
+      prior: stateOf("2", "ghost@example.com"),
+      related: { "customer:1": stateOf("1", "kept@example.com") },
+    });
+    expect(plan.relatedKeys).toEqual(["customer:1"]);
+    expect(plan.calls).toEqual([{ op: "person.delete", idOrEmail: "ghost@example.com" }]);
+    expect(plan.nextState).toMatchObject({ deleted: true });
+  });
+
+  it("same address as the kept customer, kept customer unknown, or a failed merge: no deletion", () => {
+    const ghost = stateOf("2", "same@example.com");
+    expect(run("customers/merge", merge("completed"), { ...trust, prior: ghost, related: { "customer:1": stateOf("1", "same@example.com") } }).calls).toEqual([]);
+    expect(run("customers/merge", merge("completed"), { ...trust, prior: ghost, related: { "customer:1": null } }).calls).toEqual([]);
+    const failed = run("customers/merge", fixture("customers/merge"), { ...trust, prior: ghost });
+    expect(failed.calls).toEqual([]);
+    expect(failed.skipped).toMatch(/merge failed/);
+  });
+});
