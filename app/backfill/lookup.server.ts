@@ -119,10 +119,6 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       continue;
     }
     if (fetched.get(key) === "failed") {
-      if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
-        out.push(p);
-        continue;
-      }
       await sendBack(workerId, p.delivery, policy, `${need.toLowerCase()} lookup failed for an earlier delivery of the same object`, true);
       continue;
     }
@@ -138,15 +134,22 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       fetched.set(key, "fetched");
       out.push(prepare(delivery), p);
     } catch (error) {
+      if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+        // Planned at once with what it carries: later deliveries of the batch see it as known.
+        logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(error) }, "customer lookup failed; planned without it");
+        missing.delete(key);
+        out.push(p);
+        continue;
+      }
       fetched.set(key, "failed");
       const reason = `${need.toLowerCase()} ${id} could not be fetched from Shopify: ${messageOf(error)}`;
-      const overdue = CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic) || Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
+      const overdue = Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
       logger().warn(
         { shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, attempt: p.delivery.attempts, err: messageOf(error) },
         overdue ? "lookup of an unknown object failed for good" : "lookup of an unknown object failed; will retry",
       );
       if (!overdue) await sendBack(workerId, p.delivery, policy, reason, true);
-      // A customer webhook carries its email: planned with what it has. A refund or an edit has no one to attach it to.
+      // A consent change carries its email: planned with what it has. A refund or an edit has no one to attach it to.
       else if (need === "Customer") out.push(p);
       else await giveUp(workerId, p.delivery, p.objectKey!, `gave up: ${reason}`);
     }
