@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { customerWith, eventOf, fixture, makeCtx, ops, run, runSequence, upsertOf } from "./fixtures";
+import { customerBody } from "../../app/backfill/convert";
 
 const trust = makeCtx({ settings: { optInMode: "trust_shopify" } });
 const subscribed = { state: "subscribed", consent_updated_at: "2026-01-01T00:00:00Z" };
@@ -258,5 +259,21 @@ describe("customers/merge", () => {
     const failed = run("customers/merge", fixture("customers/merge"), { ...trust, prior: ghost });
     expect(failed.calls).toEqual([]);
     expect(failed.skipped).toMatch(/merge failed/);
+  });
+});
+
+describe("customers read through GraphQL", () => {
+  it("a customer read without its tags leaves the known tags alone; read with [] it has none", () => {
+    const node = { id: "gid://shopify/Customer/706405506930370084", email: "bob@biller.com", updatedAt: "2026-03-01T00:00:00Z" };
+    const [, withoutTags, emptyTags] = runSequence(
+      [
+        { topic: "customers/create", body: customerWith(subscribed, { tags: "vip" }) },
+        { topic: "customers/update", body: customerBody(node) },
+        { topic: "customers/update", body: customerBody({ ...node, tags: [], updatedAt: "2026-03-02T00:00:00Z" }) },
+      ],
+      trust,
+    );
+    expect(upsertOf(withoutTags)).not.toHaveProperty("tags");
+    expect(upsertOf(emptyTags).tags).toEqual({ vip: false });
   });
 });
