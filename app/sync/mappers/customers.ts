@@ -354,6 +354,7 @@ export function mapCustomerMerge(p: CustomerMergePayload, ctx: SyncContext): Syn
     : { ...freshState(null), deleted: true };
   const kept = priorOf(ctx.related?.[keptKey] ?? null, "customer");
   const skip = (why: string): SyncPlan => ({ ...base, calls: [], nextState, skipped: why });
+  if (ghost?.deleted) return { ...base, calls: [], nextState: ghost, skipped: "the merged customer was already deleted" };
   if (!ghost?.email || !ghost.consent.contact) return skip("the merged customer had no contact in the service");
   if (ghost.consent.state === "unsubscribed") return skip("the merged customer's contact is unsubscribed: kept as an opt-out record");
   if (!kept?.email) return skip("the kept customer is not known yet: the merged customer's contact is left as it is");
