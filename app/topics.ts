@@ -39,6 +39,10 @@ export const TOPICS = {
   "customers/enable": sync("customer", "Customer account enabled"),
   "customers/disable": sync("customer", "Customer account disabled"),
   "customers_email_marketing_consent/update": sync("customer", "Email consent changed"),
+  "customers/merge": sync("customer", "Customers merged"),
+  "customers/purchasing_summary": sync("customer", "Customer purchase totals"),
+  "customer.tags_added": sync("customer", "Customer tags added"),
+  "customer.tags_removed": sync("customer", "Customer tags removed"),
   "orders/create": sync("order", "New order"),
   "orders/updated": sync("order", "Order updated"),
   "orders/paid": sync("order", "Order paid"),
@@ -73,9 +77,13 @@ export const TOPICS = {
 
 export type Topic = keyof typeof TOPICS;
 
-/** "orders/create", "ORDERS/CREATE", "orders.create" (fixture file names) → "orders/create". */
+/**
+ * "orders/create", "ORDERS/CREATE", "orders.create" (fixture file names) → "orders/create". A topic
+ * Shopify itself names with a dot (customer.tags_added) stays as it is.
+ */
 export function normalizeTopic(topic: string): string {
-  return topic.trim().toLowerCase().replace(/\./g, "/");
+  const t = topic.trim().toLowerCase();
+  return Object.hasOwn(TOPICS, t) ? t : t.replace(/\./g, "/");
 }
 
 export function isKnownTopic(topic: string): topic is Topic {

@@ -156,7 +156,8 @@ export function customerBody(line: unknown): Record<string, unknown> {
     last_name: c.lastName ?? null,
     phone: c.defaultPhoneNumber?.phoneNumber ?? null,
     state: lower(c.state),
-    tags: (c.tags ?? []).join(", "),
+    // Not read (null) is unknown, never "no tags": the mapper would remove them all.
+    tags: c.tags ? c.tags.join(", ") : null,
     created_at: c.createdAt ?? null,
     updated_at: c.updatedAt ?? null,
     orders_count: c.numberOfOrders === null || c.numberOfOrders === undefined ? null : Number(c.numberOfOrders),

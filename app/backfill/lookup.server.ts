@@ -30,7 +30,25 @@ const NEEDS: Record<string, "Order" | "Customer"> = {
   "refunds/create": "Order",
   "orders/edited": "Order",
   "customers_email_marketing_consent/update": "Customer",
+  "customer.tags_added": "Customer",
+  "customer.tags_removed": "Customer",
+  "customers/purchasing_summary": "Customer",
 };
+
+/**
+ * Since API 2025-01 these carry the customer without its consent and tags: a customer first seen
+ * this way is looked up for them. A failed lookup never holds the webhook: it is planned at once.
+ */
+const CUSTOMER_WITHOUT_CONSENT = new Set(["customers/create", "customers/update"]);
+
+function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
+  if (p.route !== "sync" || p.delivery.source !== "webhook") return undefined;
+  if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+    const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
+    return consent === undefined || consent === null ? "Customer" : undefined;
+  }
+  return NEEDS[p.delivery.topic];
+}
 
 // The first 50 line items; more are paged (children.server.ts).
 const LOOKUPS = {
@@ -55,6 +73,7 @@ interface PreparedLike {
   delivery: ClaimedDelivery;
   route: string;
   objectKey?: string;
+  body?: unknown;
 }
 
 class NotFound extends Error {
@@ -71,7 +90,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
   policy: PipelinePolicy,
   prepare: (delivery: ClaimedDelivery) => P,
 ): Promise<P[]> {
-  const wanted = batch.filter((p) => p.route === "sync" && p.objectKey && p.delivery.source === "webhook" && NEEDS[p.delivery.topic]);
+  const wanted = batch.filter((p) => p.objectKey && needOf(p));
   if (!wanted.length) return batch;
   let missing: Set<string>;
   try {
@@ -89,7 +108,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
   const fetched = new Map<string, "fetched" | "failed">();
   for (const p of batch) {
     const key = `${p.delivery.shop}|${p.objectKey}`;
-    const need = p.route === "sync" && p.delivery.source === "webhook" ? NEEDS[p.delivery.topic] : undefined;
+    const need = needOf(p);
     // An earlier delivery of the batch carrying the whole object makes a lookup needless.
     if (!need || !missing.has(key) || fetched.get(key) === "fetched") {
       if (p.route === "sync" && !need) missing.delete(key);
@@ -112,6 +131,13 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       fetched.set(key, "fetched");
       out.push(prepare(delivery), p);
     } catch (error) {
+      if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+        // Planned at once with what it carries: later deliveries of the batch see it as known.
+        logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(error) }, "customer lookup failed; planned without it");
+        missing.delete(key);
+        out.push(p);
+        continue;
+      }
       fetched.set(key, "failed");
       const reason = `${need.toLowerCase()} ${id} could not be fetched from Shopify: ${messageOf(error)}`;
       const overdue = Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;

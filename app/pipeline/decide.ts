@@ -38,7 +38,8 @@ export function decide(plan: SyncPlan, memory: ObjectMemory | undefined): Decisi
   }
   const previous = memory?.contentHashes ?? {};
   const hashed = plan.calls.map((call) => ({ call, kind: callKind(call), hash: contentHash(call) }));
-  const changed = hashed.filter((h) => previous[h.kind] !== h.hash).map((h) => h.call);
+  // A deletion is never "the same as last time": a contact re-created since must go again.
+  const changed = hashed.filter((h) => h.call.op === "person.delete" || previous[h.kind] !== h.hash).map((h) => h.call);
   const outcome =
     plan.calls.length === 0
       ? DELIVERY_OUTCOME.ignored

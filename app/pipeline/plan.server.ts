@@ -144,8 +144,13 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
     const mine = batch.filter((p) => owned.has(p.delivery.id));
     if (mine.length < batch.length) logger().warn({ worker: workerId, lost: batch.length - mine.length }, "lease lost before planning; left to the new owner");
 
+    // An object a plan reads (the kept customer of a merge) is locked and loaded with it.
     const keys = [
-      ...new Set(mine.flatMap((p) => (p.route === "sync" ? [`${p.delivery.shop}|${p.objectKey}`] : []))),
+      ...new Set(
+        mine.flatMap((p) =>
+          p.route === "sync" ? [p.objectKey, ...(p.fresh.relatedKeys ?? [])].map((k) => `${p.delivery.shop}|${k}`) : [],
+        ),
+      ),
     ].sort();
     if (keys.length) {
       await tx.query(
@@ -201,7 +206,10 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
       try {
         // State written by an older version of the mappers that no longer parses counts as none.
         const prior = objectSyncStateSchema.safeParse(memory?.state);
-        plan = prior.success ? planWebhook(delivery.topic, p.body, { ...syncContext(shop, now), prior: prior.data }) : p.fresh;
+        const related = Object.fromEntries(
+          (p.fresh.relatedKeys ?? []).map((k) => [k, objectSyncStateSchema.safeParse(objects.get(`${delivery.shop}|${k}`)?.state).data ?? null]),
+        );
+        plan = planWebhook(delivery.topic, p.body, { ...syncContext(shop, now), prior: prior.success ? prior.data : null, related });
       } catch (error) {
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;

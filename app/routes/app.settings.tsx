@@ -88,8 +88,8 @@ export default function Settings() {
                   onChange={set("optInMode")}
                   error={errors.optInMode}
                   options={[
-                    { label: "Double opt-in: the marketing service sends a confirmation email", value: "double_opt_in" },
-                    { label: "Trust Shopify's consent as confirmed (no confirmation email)", value: "trust_shopify" },
+                    { label: "Keep Shopify's consent: subscribed at Shopify is subscribed (no confirmation email)", value: "trust_shopify" },
+                    { label: "Double opt-in: the marketing service asks Shopify subscribers to confirm by email", value: "double_opt_in" },
                   ]}
                 />
                 <Checkbox

@@ -78,9 +78,9 @@ export const CONSENT_TABLE: Readonly<Record<IncomingState, Readonly<Record<Conse
 /** What each action sends; used by the README and the tests. */
 export const CONSENT_ACTIONS: Readonly<Record<ConsentAction, string>> = {
   SUBSCRIBE:
-    "trust_shopify: skipDoubleOptIn:true, status:active, statusDetails:confirmed. double_opt_in, no contact yet: upsert without status fields so the service sends its confirmation email — only if none was requested before for this person, else no upsert. double_opt_in, existing contact: confirmed (as trust_shopify) when Shopify's opt_in_level is confirmed_opt_in; else status:inactive, statusDetails:unconfirmed without skipDoubleOptIn — only if no confirmation email was requested before, else PROFILE",
+    "trust_shopify, or Shopify's opt_in_level confirmed_opt_in in either mode: skipDoubleOptIn:true, status:active, statusDetails:confirmed. double_opt_in, no contact yet: upsert without status fields so the service sends its confirmation email — only if none was requested before for this person, else no upsert. double_opt_in, existing contact: deleted and created again without status fields (the service emails a confirmation only on creation) — only if no confirmation email was requested before, else PROFILE",
   RESUBSCRIBE:
-    "needs consent_updated_at strictly newer than the unsubscribe (else stale). trust_shopify: as SUBSCRIBE; double_opt_in: confirmed when opt_in_level is confirmed_opt_in, else status:inactive, statusDetails:unconfirmed without skipDoubleOptIn (out of unsubscribed, awaiting confirmation)",
+    "needs consent_updated_at strictly newer than the unsubscribe (else stale). trust_shopify or confirmed_opt_in: as SUBSCRIBE; double_opt_in: the contact is deleted and created again without status fields, so the service sends its confirmation email",
   UNSUBSCRIBE:
     "skipDoubleOptIn:true, status:inactive, statusDetails:unsubscribed (sent even if we never pushed the contact: it may exist from an import or form, and an unsubscribe must win)",
   NON_SUBSCRIBER:
@@ -104,6 +104,11 @@ export interface ConsentDecision {
   upsert: false | ConsentUpsertFields;
   /** The upsert triggers the service's double opt-in email. */
   requestsDoubleOptIn: boolean;
+  /**
+   * Delete the existing contact before the upsert: the service sends its confirmation email only
+   * when a person is created (§3.2), so this is the only way to ask an existing contact to confirm.
+   */
+  recreate: boolean;
   next: ConsentMemory;
   reason: string;
 }
@@ -128,12 +133,6 @@ const UNSUBSCRIBED: ConsentUpsertFields = { skipDoubleOptIn: true, status: "inac
 const UNCONFIRMED: ConsentUpsertFields = { skipDoubleOptIn: true, status: "inactive", statusDetails: "unconfirmed" };
 const PROFILE_ONLY: ConsentUpsertFields = { skipDoubleOptIn: true };
 const DOUBLE_OPT_IN: ConsentUpsertFields = {};
-/**
- * §3.2 sends the confirmation email only when a person is created; an existing person changes
- * status only through statusDetails. Unconfirmed without skipDoubleOptIn is the closest request to
- * "confirm again": it leaves unsubscribed and does not bypass the account's double opt-in.
- */
-const ASK_CONFIRMATION: ConsentUpsertFields = { status: "inactive", statusDetails: "unconfirmed" };
 
 function time(iso: string | null): number | null {
   if (!iso) return null;
@@ -174,6 +173,7 @@ export function decideConsent(
       action: prior.contact ? "PROFILE" : "NONE",
       upsert,
       requestsDoubleOptIn: false,
+      recreate: false,
       next: { ...prior, contact: prior.contact || upsert !== false },
       reason: `consent "${input.state}" at ${input.consentUpdatedAt ?? "unknown time"} is not newer than applied "${prior.state}" at ${prior.at ?? "unknown time"}`,
     };
@@ -184,6 +184,7 @@ export function decideConsent(
   const arrow = `${incoming}/${phase}`;
   let upsert: false | ConsentUpsertFields = false;
   let requestsDoubleOptIn = false;
+  let recreate = false;
   let reason: string;
 
   switch (action) {
@@ -192,6 +193,10 @@ export function decideConsent(
       if (settings.optInMode === "trust_shopify") {
         upsert = CONFIRMED;
         reason = "subscribed in Shopify, trusted as confirmed";
+      } else if (input.optInLevel === "confirmed_opt_in") {
+        // The person already confirmed through Shopify's own double opt-in: no second confirmation.
+        upsert = CONFIRMED;
+        reason = "subscribed in Shopify through Shopify's double opt-in (confirmed_opt_in)";
       } else if (!prior.contact) {
         // §3.2: creating the person is what sends the service's confirmation email.
         if (!prior.doiRequested) {
@@ -201,13 +206,13 @@ export function decideConsent(
         } else {
           reason = "double opt-in already requested once for this person";
         }
-      } else if (input.optInLevel === "confirmed_opt_in") {
-        // The service cannot email an existing person to confirm; Shopify's own confirmation counts.
-        upsert = CONFIRMED;
-        reason = "subscribed again in Shopify, confirmed through Shopify's double opt-in";
       } else if (action === "RESUBSCRIBE" || !prior.doiRequested) {
-        upsert = ASK_CONFIRMATION;
-        reason = "subscribed again in Shopify, unconfirmed until the person confirms";
+        // §3.2 sends a confirmation only when a person is created: the contact is deleted and
+        // created again, so the person who subscribed again actually gets the email.
+        upsert = DOUBLE_OPT_IN;
+        requestsDoubleOptIn = true;
+        recreate = true;
+        reason = "subscribed again in Shopify: contact created anew so the service sends its confirmation email";
       } else {
         upsert = PROFILE_ONLY;
         reason = "double opt-in already requested once for this person";
@@ -240,7 +245,7 @@ export function decideConsent(
     contact: prior.contact || upsert !== false,
     doiRequested: prior.doiRequested || requestsDoubleOptIn,
   };
-  return { arrow, action, upsert, requestsDoubleOptIn, next, reason };
+  return { arrow, action, upsert, requestsDoubleOptIn, recreate, next, reason };
 }
 
 /** The table as Markdown, for app/sync/README.md (a test keeps the README in sync). */

@@ -210,6 +210,28 @@ export const consentUpdatePayload = z
   .transform((o) => ({ ...o, customer_id: o.customer_id as string }));
 export type ConsentUpdatePayload = z.output<typeof consentUpdatePayload>;
 
+/** customer.tags_added / customer.tags_removed (GraphQL-style body): only the tags that changed. */
+export const customerTagsPayload = z.looseObject({ customerId: shopifyId, tags: tagList, occurredAt: nul(timestamp) });
+export type CustomerTagsPayload = z.output<typeof customerTagsPayload>;
+
+/** customers/purchasing_summary (GraphQL-style body): the customer's sales totals. */
+export const purchasingSummaryPayload = z.looseObject({
+  customerId: shopifyId,
+  numberOfOrders: nul(z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/).transform(Number)])),
+  amountSpent: nul(z.looseObject({ amount: nul(money), currencyCode: nul(currencyCode) })),
+  lastOrderId: nul(z.string()),
+  occurredAt: nul(timestamp),
+});
+export type PurchasingSummaryPayload = z.output<typeof purchasingSummaryPayload>;
+
+/** customers/merge: the kept and the deleted customer (gids), and how the merge ended. */
+export const customerMergePayload = z.looseObject({
+  admin_graphql_api_customer_kept_id: shopifyId,
+  admin_graphql_api_customer_deleted_id: shopifyId,
+  status: nul(z.string().transform((v) => v.trim().toLowerCase())),
+});
+export type CustomerMergePayload = z.output<typeof customerMergePayload>;
+
 // ---------------------------------------------------------------------------
 // Orders, refunds
 // ---------------------------------------------------------------------------

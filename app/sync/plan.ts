@@ -9,16 +9,27 @@ import {
   cartPayload,
   checkoutPayload,
   consentUpdatePayload,
+  customerMergePayload,
   customerPayload,
+  customerTagsPayload,
   deletePayload,
   orderEditedPayload,
   orderPayload,
   productPayload,
+  purchasingSummaryPayload,
   refundPayload,
   subscriptionContractPayload,
 } from "./payloads";
 import type { SyncContext, SyncPlan } from "./mappers/common";
-import { mapConsentUpdate, mapCustomerAccount, mapCustomerDelete, mapCustomerUpsert } from "./mappers/customers";
+import {
+  mapConsentUpdate,
+  mapCustomerAccount,
+  mapCustomerDelete,
+  mapCustomerMerge,
+  mapCustomerTags,
+  mapCustomerUpsert,
+  mapPurchasingSummary,
+} from "./mappers/customers";
 import { mapOrder, mapOrderDelete, mapOrderEdited } from "./mappers/orders";
 import { mapRefund } from "./mappers/refunds";
 import { mapProduct, mapProductDelete } from "./mappers/products";
@@ -76,9 +87,17 @@ export function planWebhook(topic: string, body: unknown, ctx: SyncContext): Syn
     case "customers/delete":
       return mapCustomerDelete(parse(customerPayload, data, t), ctx);
     case "customers/enable":
-      return mapCustomerAccount("created", parse(customerPayload, data, t), ctx);
+      return mapCustomerAccount("enabled", parse(customerPayload, data, t), ctx);
     case "customers/disable":
-      return mapCustomerAccount("deleted", parse(customerPayload, data, t), ctx);
+      return mapCustomerAccount("disabled", parse(customerPayload, data, t), ctx);
+    case "customers/merge":
+      return mapCustomerMerge(parse(customerMergePayload, data, t), ctx);
+    case "customers/purchasing_summary":
+      return mapPurchasingSummary(parse(purchasingSummaryPayload, data, t), ctx);
+    case "customer.tags_added":
+      return mapCustomerTags("add", parse(customerTagsPayload, data, t), ctx);
+    case "customer.tags_removed":
+      return mapCustomerTags("remove", parse(customerTagsPayload, data, t), ctx);
     case "customers_email_marketing_consent/update":
       return mapConsentUpdate(parse(consentUpdatePayload, data, t), ctx);
 

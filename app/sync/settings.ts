@@ -2,14 +2,18 @@ import { z } from "zod";
 
 /**
  * Per-shop sync settings. Every default is the privacy-safe choice: nothing is pushed as a
- * contact, confirmed, or deleted unless the merchant opts in.
+ * contact or deleted unless the merchant opts in, and consent is what the customer gave Shopify.
  */
 export const shopSettingsSchema = z.object({
   /**
-   * double_opt_in: a Shopify "subscribed" customer gets the service's confirmation email once
-   * (the service decides). trust_shopify: Shopify's consent is taken as confirmed (no email).
+   * trust_shopify (default for shops created from 2026-11-26): Shopify's recorded consent is kept —
+   * a customer subscribed at Shopify is subscribed in the service, no second confirmation.
+   * double_opt_in: a Shopify "subscribed" customer gets the service's confirmation email, unless
+   * Shopify's own double opt-in confirmed them (confirmed_opt_in). Shops stored before keep their
+   * choice (migration 202611261001_keep_opt_in_mode wrote the old default into their settings).
+   * docs/customers-and-consent.md has both modes' outcomes.
    */
-  optInMode: z.enum(["double_opt_in", "trust_shopify"]).default("double_opt_in"),
+  optInMode: z.enum(["double_opt_in", "trust_shopify"]).default("trust_shopify"),
   /** Push customers without marketing consent as inactive/unconfirmed contacts. */
   syncNonSubscribers: z.boolean().default(false),
   /** Delete the contact when the Shopify customer is deleted; otherwise record `customer/deleted`. */

@@ -4,8 +4,9 @@ import path from "node:path";
 
 /**
  * A realistic stream of webhook deliveries for the demo, built from Shopify's documented sample
- * bodies with generated variations: many customers with mixed consent, tag and email edits,
- * orders that get paid, shipped and refunded, products, abandoned and recovered checkouts,
+ * bodies (API 2026-04 shapes) with generated variations: many customers with mixed consent, tag
+ * changes and purchase totals, orders that get paid, shipped and refunded, products, abandoned and
+ * recovered checkouts,
  * duplicate deliveries (same Event-Id) and updates that arrive out of order. Ids are beyond 2^53,
  * sent as raw JSON numbers, as a large store's would be. Deterministic for a given seed.
  */
@@ -89,40 +90,45 @@ export function demoStream(options: { customers: number; seed?: number; startAt?
     const email = `${first}.${last}.${i + 1}@example.com`.toLowerCase();
     const consentState = rnd.chance(0.6) ? "subscribed" : rnd.chance(0.85) ? "not_subscribed" : "unsubscribed";
     const consentAt = at(0);
+    const customerGid = gid("Customer", id);
+    // API 2026-04: customers/create|update carry no tags, consent or sales totals; each has its own topic.
     const customer = (over: Json): Json => ({
       ...customerBase,
       id,
-      admin_graphql_api_id: gid("Customer", id),
+      admin_graphql_api_id: customerGid,
       email,
       first_name: first,
       last_name: last,
       phone: null,
-      tags: "",
+      state: "enabled",
       created_at: consentAt,
       updated_at: at(),
-      email_marketing_consent: { state: consentState, opt_in_level: "single_opt_in", consent_updated_at: consentAt },
       ...over,
     });
-    const created = customer({});
-    push("customers/create", created);
+    const consent = (state: string, when: string) =>
+      push("customers_email_marketing_consent/update", {
+        customer_id: id,
+        admin_graphql_api_customer_id: customerGid,
+        email_address: email,
+        email_marketing_consent: { state, opt_in_level: "single_opt_in", consent_updated_at: when },
+      });
+    const tagsAdded = (tags: string[]) => push("customer.tags_added", { customerId: customerGid, tags, occurredAt: at() });
+    push("customers/create", customer({}));
+    consent(consentState, consentAt);
 
-    if (rnd.chance(0.3)) push("customers/update", customer({ tags: [rnd.pick(TAGS), rnd.pick(TAGS)].join(", ") }));
+    if (rnd.chance(0.3)) tagsAdded([...new Set([rnd.pick(TAGS), rnd.pick(TAGS)])]);
     if (rnd.chance(0.1)) {
       // Out of order: the newer version arrives first.
       const older = customer({ first_name: `${first} (old)` });
-      const newer = customer({ first_name: first, tags: "returning" });
+      const newer = customer({ first_name: first });
       push("customers/update", newer);
       push("customers/update", older, "out-of-order");
+      tagsAdded(["returning"]);
     }
-    if (consentState === "not_subscribed" && rnd.chance(0.25)) {
-      push("customers_email_marketing_consent/update", {
-        customer_id: id,
-        email_address: email,
-        email_marketing_consent: { state: "subscribed", opt_in_level: "single_opt_in", consent_updated_at: at() },
-      });
-    }
+    if (consentState === "not_subscribed" && rnd.chance(0.25)) consent("subscribed", at());
 
     const orders = rnd.chance(0.55) ? rnd.int(1, 2) : 0;
+    let spent = 0;
     for (let o = 0; o < orders; o++) {
       const orderId = bigId(100_000 + ++orderSeq);
       const lines = Array.from({ length: rnd.int(1, 3) }, (_, l) => {
@@ -163,6 +169,14 @@ export function demoStream(options: { customers: number; seed?: number; startAt?
         push("checkouts/create", { ...checkoutBase, token: checkoutToken, cart_token: `demo-cart-${orderSeq}`, email, completed_at: null, created_at: at(0), updated_at: at(), customer: { id, email } });
       }
       push("orders/create", order({}));
+      spent += total;
+      push("customers/purchasing_summary", {
+        customerId: customerGid,
+        numberOfOrders: o + 1,
+        amountSpent: { amount: (spent / 100).toFixed(2), currencyCode: "USD" },
+        lastOrderId: gid("Order", orderId),
+        occurredAt: at(0),
+      });
       if (rnd.chance(0.75)) {
         push("orders/paid", order({ financial_status: "paid" }));
         if (rnd.chance(0.7)) push("orders/fulfilled", order({ financial_status: "paid", fulfillment_status: "fulfilled" }));
@@ -190,13 +204,7 @@ export function demoStream(options: { customers: number; seed?: number; startAt?
         line_items: [{ ...(checkoutBase.line_items as Json[])[0], product_id: p.id, variant_id: (p.variants as Json[])[0].id, title: p.title, price: p.price, quantity: 1 }],
       });
     }
-    if (consentState === "subscribed" && rnd.chance(0.05)) {
-      push("customers_email_marketing_consent/update", {
-        customer_id: id,
-        email_address: email,
-        email_marketing_consent: { state: "unsubscribed", opt_in_level: "single_opt_in", consent_updated_at: at() },
-      });
-    }
+    if (consentState === "subscribed" && rnd.chance(0.05)) consent("unsubscribed", at());
   }
 
   // Shopify delivers some events twice (same X-Shopify-Event-Id): re-send 8% of them later on.

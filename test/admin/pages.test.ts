@@ -153,7 +153,7 @@ describe("connection", () => {
 
 describe("settings", () => {
   const form = {
-    optInMode: "trust_shopify",
+    optInMode: "double_opt_in",
     orderCompletedOn: "paid",
     abandonmentDelayMinutes: "90",
     trackerMode: "legacy",
@@ -161,9 +161,9 @@ describe("settings", () => {
     source: "my-shop",
   };
 
-  it("defaults to the privacy-safe choices", async () => {
+  it("defaults to the privacy-safe choices, keeping the consent customers gave Shopify", async () => {
     const { settings } = await routeData<{ settings: Record<string, unknown> }>(await loadData(h.app.url, B, "/app/settings"), "routes/app.settings");
-    expect(settings).toMatchObject({ trackerMode: "modern", storefrontEvents: false, optInMode: "double_opt_in", syncNonSubscribers: false });
+    expect(settings).toMatchObject({ trackerMode: "modern", storefrontEvents: false, optInMode: "trust_shopify", syncNonSubscribers: false });
   });
 
   it("shows field errors inline and keeps the saved settings", async () => {
@@ -179,7 +179,7 @@ describe("settings", () => {
   it("saves, applies to new work at once, and only for this shop", async () => {
     const data = await actionData<{ ok: boolean; toast: string }>(await postForm(h.app.url, A, "/app/settings", form));
     expect(data).toMatchObject({ ok: true, toast: "Settings saved" });
-    expect((await shopContext(A)).settings).toMatchObject({ trackerMode: "legacy", storefrontEvents: true, optInMode: "trust_shopify", abandonmentDelayMinutes: 90, syncNonSubscribers: false });
+    expect((await shopContext(A)).settings).toMatchObject({ trackerMode: "legacy", storefrontEvents: true, optInMode: "double_opt_in", abandonmentDelayMinutes: 90, syncNonSubscribers: false });
     expect((await shopContext(B)).settings).toMatchObject({ trackerMode: "modern", storefrontEvents: false });
   });
 });

@@ -11,6 +11,8 @@ const shop = "story.myshopify.com";
 beforeAll(async () => {
   h = await startPipelineHarness();
   await h.connect(shop);
+  // This story is told in double opt-in mode (new shops keep Shopify's consent by default).
+  await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { optInMode: "double_opt_in" } } });
   h.startWorkers();
 });
 afterAll(() => h.close());

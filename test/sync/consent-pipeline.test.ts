@@ -1,7 +1,7 @@
 /**
  * Consent changes of an existing contact, end to end: signed webhooks → pipeline → emulator, in
- * the default double_opt_in mode. §3.2 sends a confirmation email only when a person is created;
- * an existing person changes status only through statusDetails.
+ * double_opt_in mode. §3.2 sends a confirmation email only when a person is created, so a
+ * re-subscriber's contact is created anew (docs/customers-and-consent.md).
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { describeEachDatabase } from "../support/database";
@@ -19,6 +19,11 @@ describeEachDatabase("consent of an existing contact (double_opt_in)", (database
   afterEach(() => h.reset());
 
   const deliver = (shop: string, topic: string, body: object) => h.deliver({ topic, shop, body });
+  /** A shop in double opt-in mode (new shops keep Shopify's consent by default). */
+  async function connectDoubleOptIn(shop: string, settings: object = {}) {
+    await h.connect(shop);
+    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { optInMode: "double_opt_in", ...settings } } });
+  }
   const consent = (customerId: string, email: string, state: string, at: string, optInLevel = "single_opt_in") => ({
     customer_id: Number(customerId),
     email_address: email,
@@ -50,18 +55,22 @@ describeEachDatabase("consent of an existing contact (double_opt_in)", (database
     return email;
   }
 
-  it("a re-subscribe with a newer consent time takes the contact out of unsubscribed, awaiting confirmation", async () => {
+  it("a re-subscribe with a newer consent time re-creates the contact, so the service emails a confirmation", async () => {
     const shop = newShop();
-    await h.connect(shop);
+    await connectDoubleOptIn(shop);
     h.startWorkers();
     const email = await subscribedThenUnsubscribed(shop, "9101");
 
     await deliver(shop, "customers_email_marketing_consent/update", consent("9101", email, "subscribed", "2026-04-03T09:00:00Z"));
-    // Single opt-in in Shopify: not confirmed (the merchant asked for double opt-in), no longer unsubscribed.
+    // Single opt-in in Shopify: not confirmed (the merchant asked for double opt-in), no longer
+    // unsubscribed, and this time the person gets an email to confirm with.
     expect(statusOf(email)).toBe("unconfirmed");
+    expect(confirmations(email)).toHaveLength(2);
+    expect(h.emulator.requests.filter((r) => r.path.startsWith("/api/people")).slice(-2).map((r) => r.method)).toEqual(["DELETE", "POST"]);
     const last = h.emulator.requests.filter((r) => r.path === "/api/people" && r.method === "POST").at(-1)?.body;
-    expect(last).toMatchObject({ email, status: "inactive", statusDetails: "unconfirmed" });
+    expect(last).toMatchObject({ email, customFields: { referenceId: "9101" } });
     expect(last).not.toHaveProperty("skipDoubleOptIn"); // the account's double opt-in is not bypassed
+    expect(last).not.toHaveProperty("statusDetails");
 
     // A later profile update leaves that status alone.
     await deliver(shop, "customers/update", customerBody({ id: "9101", firstName: "Ada2", consent: "subscribed", updatedAt: "2026-04-04T09:00:00Z", consentUpdatedAt: "2026-04-03T09:00:00Z" }));
@@ -71,7 +80,7 @@ describeEachDatabase("consent of an existing contact (double_opt_in)", (database
 
   it("a re-subscribe Shopify confirmed by its own double opt-in (confirmed_opt_in) is confirmed", async () => {
     const shop = newShop();
-    await h.connect(shop);
+    await connectDoubleOptIn(shop);
     h.startWorkers();
     const email = await subscribedThenUnsubscribed(shop, "9102");
 
@@ -82,7 +91,7 @@ describeEachDatabase("consent of an existing contact (double_opt_in)", (database
 
   it("a re-subscribe older than the unsubscribe changes nothing", async () => {
     const shop = newShop();
-    await h.connect(shop);
+    await connectDoubleOptIn(shop);
     h.startWorkers();
     const email = await subscribedThenUnsubscribed(shop, "9103");
 
@@ -92,8 +101,7 @@ describeEachDatabase("consent of an existing contact (double_opt_in)", (database
 
   it("syncNonSubscribers: a non-subscriber who subscribes through Shopify's double opt-in becomes confirmed", async () => {
     const shop = newShop();
-    await h.connect(shop);
-    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { syncNonSubscribers: true } } });
+    await connectDoubleOptIn(shop, { syncNonSubscribers: true });
     h.startWorkers();
     const email = "customer9104@example.com";
     await deliver(shop, "customers/create", customerBody({ id: "9104", consent: "not_subscribed", consentUpdatedAt: "2026-04-01T09:00:00Z" }));

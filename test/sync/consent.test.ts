@@ -38,16 +38,16 @@ const CONFIRMED = { skipDoubleOptIn: true, status: "active", statusDetails: "con
 const UNSUBSCRIBED = { skipDoubleOptIn: true, status: "inactive", statusDetails: "unsubscribed" };
 const UNCONFIRMED = { skipDoubleOptIn: true, status: "inactive", statusDetails: "unconfirmed" };
 const PROFILE = { skipDoubleOptIn: true };
-/** §3.2: an existing person is only moved by statusDetails; the account's double opt-in is not bypassed. */
-const ASK_CONFIRMATION = { status: "inactive", statusDetails: "unconfirmed" };
+/** §3.2: only a created person gets the confirmation email, so an existing contact is deleted and created anew (no status fields). */
+const RECREATE = {};
 
 /** Expected upsert per arrow: [double_opt_in, trust_shopify]; false = no person upsert. */
 const EXPECTED: Record<IncomingState, Record<ConsentPhase, [object | false, object | false]>> = {
   subscribed: {
     new: [{}, CONFIRMED],
     subscribed: [PROFILE, PROFILE],
-    unsubscribed: [ASK_CONFIRMATION, CONFIRMED],
-    other: [ASK_CONFIRMATION, CONFIRMED],
+    unsubscribed: [RECREATE, CONFIRMED],
+    other: [RECREATE, CONFIRMED],
   },
   unsubscribed: {
     new: [UNSUBSCRIBED, UNSUBSCRIBED],
@@ -71,6 +71,8 @@ describe("consent table, arrow by arrow", () => {
         expect(d1.arrow).toBe(`${incoming}/${phase}`);
         expect(d1.upsert).toEqual(doi);
         expect(d1.requestsDoubleOptIn).toBe(doi !== false && Object.keys(doi).length === 0);
+        // An existing contact asked to confirm is deleted and created again.
+        expect(d1.recreate).toBe(d1.requestsDoubleOptIn && phase !== "new");
         const d2 = decideConsent(input(incoming), memoryFor(phase), TRUST);
         expect(d2.upsert).toEqual(trust);
         expect(d2.requestsDoubleOptIn).toBe(false);
@@ -131,14 +133,20 @@ describe("double opt-in is requested once", () => {
     expect(c.upsert).toEqual(PROFILE);
   });
 
-  it("a genuine re-subscribe after an unsubscribe (newer time) leaves unsubscribed for unconfirmed", () => {
+  it("a genuine re-subscribe after an unsubscribe (newer time) re-creates the contact, so a confirmation email goes out", () => {
     const a = decideConsent(input("subscribed", T0), null, DOI);
     const b = decideConsent(input("unsubscribed", T1), a.next, DOI);
     const c = decideConsent(input("subscribed", "2026-03-01T00:00:00.000Z"), b.next, DOI);
     expect(c.action).toBe("RESUBSCRIBE");
-    expect(c.upsert).toEqual(ASK_CONFIRMATION);
-    // No confirmation email is defined for an existing person, so none is recorded as requested.
-    expect(c.requestsDoubleOptIn).toBe(false);
+    expect(c.upsert).toEqual(RECREATE);
+    expect(c.recreate).toBe(true);
+    expect(c.requestsDoubleOptIn).toBe(true);
+  });
+
+  it("Shopify's confirmed_opt_in needs no second confirmation, for a new contact too", () => {
+    const d = decideConsent({ ...input("subscribed"), optInLevel: "confirmed_opt_in" }, null, DOI);
+    expect(d.upsert).toEqual(CONFIRMED);
+    expect(d.requestsDoubleOptIn).toBe(false);
   });
 
   it("a re-subscribe Shopify confirmed (confirmed_opt_in) is confirmed, even after a first request", () => {
@@ -182,7 +190,7 @@ describe("stale consent never re-subscribes", () => {
 });
 
 describe("consent through the webhooks", () => {
-  const ctxDoi = makeCtx();
+  const ctxDoi = makeCtx({ settings: { optInMode: "double_opt_in" } });
   const ctxTrust = makeCtx({ settings: { optInMode: "trust_shopify" } });
 
   it("customers/create subscribed (trust_shopify): person upsert confirmed, then the customer event", () => {
@@ -263,8 +271,8 @@ describe("consent through the webhooks", () => {
     expect(upsertOf(plan).status).toBeUndefined();
   });
 
-  it("default settings are the privacy-safe ones", () => {
-    expect(defaultSettings.optInMode).toBe("double_opt_in");
+  it("default settings keep Shopify's recorded consent and push no non-subscriber", () => {
+    expect(defaultSettings.optInMode).toBe("trust_shopify");
     expect(defaultSettings.syncNonSubscribers).toBe(false);
   });
 });

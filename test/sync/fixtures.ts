@@ -9,6 +9,7 @@ import { serviceCallSchema, type ServiceCall } from "../../app/services/marketin
 import { parseShopifyJson } from "../../app/sync/json";
 import { decide, type ObjectMemory } from "../../app/pipeline/decide";
 import { planWebhook, type ObjectSyncState, type SyncContext, type SyncPlan } from "../../app/sync/plan";
+import { normalizeTopic } from "../../app/topics";
 import { defaultSettings, type ShopSettings } from "../../app/sync/settings";
 
 /** Loose JSON for deep assertions on plain bodies (tests only). */
@@ -23,7 +24,7 @@ export function listFixtures(): Array<{ file: string; topic: string }> {
   return readdirSync(FIXTURE_DIR)
     .filter((f) => f.endsWith(".json"))
     .sort()
-    .map((file) => ({ file, topic: file.replace(/\.json$/, "").replace(".", "/") }));
+    .map((file) => ({ file, topic: normalizeTopic(file.replace(/\.json$/, "")) }));
 }
 
 export function fixtureText(topic: string): string {

@@ -36,9 +36,14 @@ const EXPECTED_OPS: Record<string, string[]> = {
   "customers/create": ["customer/created"],
   "customers/data_request": [],
   "customers/delete": ["customer/deleted"],
-  "customers/disable": ["user/deleted"],
+  // A disabled account is not a deleted one.
+  "customers/disable": ["user/updated"],
   "customers/enable": ["user/created"],
   "customers/merge": [],
+  // Sales totals on the customer event; tags of a customer never seen wait for its contact.
+  "customers/purchasing_summary": ["customer/updated"],
+  "customer.tags_added": [],
+  "customer.tags_removed": [],
   "customers/redact": [],
   "customers/update": ["customer/updated"],
   "customers_email_marketing_consent/update": [],

@@ -87,9 +87,9 @@ describe("payload primitives", () => {
 });
 
 describe("settings", () => {
-  it("privacy-safe defaults", () => {
+  it("privacy-safe defaults; consent as the customer gave it to Shopify", () => {
     expect(defaultSettings).toEqual({
-      optInMode: "double_opt_in",
+      optInMode: "trust_shopify",
       syncNonSubscribers: false,
       deleteContactOnCustomerDelete: false,
       abandonmentDelayMinutes: 60,

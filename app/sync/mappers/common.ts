@@ -31,6 +31,8 @@ export interface SyncContext {
   settings: ShopSettings;
   /** What this object's last applied plan left (its `nextState`). */
   prior: ObjectSyncState | null;
+  /** The states of the plan's relatedKeys (read, never written), e.g. the kept customer of a merge. */
+  related?: Readonly<Record<string, ObjectSyncState | null>>;
   now: Date;
 }
 
@@ -40,10 +42,12 @@ export const customerSyncStateSchema = z.object({
   kind: z.literal("customer"),
   /** Email the contact is known under in the service (identity for later events/deletes). */
   email: z.string().nullable(),
-  /** Tags last sent to the service (the tag diff is computed against this). */
+  /** The customer's tags as last known from Shopify (a full list is diffed against this). */
   tags: z.array(z.string()),
   consent: consentMemorySchema,
   deleted: z.boolean(),
+  /** The store account as customers/enable|disable last told (absent: never told). */
+  account: z.enum(["enabled", "disabled"]).optional(),
 });
 
 export const orderSyncStateSchema = z.object({
@@ -138,6 +142,8 @@ export interface SyncPlan {
   abandonment?: AbandonmentInstruction;
   /** Why nothing (or less than usual) is sent. */
   skipped?: string;
+  /** Other objects whose state the plan reads (given as ctx.related when it is planned again). */
+  relatedKeys?: string[];
 }
 
 /** Narrows `prior` to the state kind a mapper owns (a mismatched kind counts as none). */

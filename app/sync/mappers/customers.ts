@@ -1,12 +1,22 @@
 /**
- * customers/create|update|delete|enable|disable and customers_email_marketing_consent/update.
+ * customers/create|update|delete|enable|disable|merge|purchasing_summary, customer.tags_added|
+ * tags_removed and customers_email_marketing_consent/update (docs/customers-and-consent.md).
  *
  * A customer becomes (at most) one `person.upsert` — decided by the consent machine — followed by a
- * `customer/<action>` lifecycle event. Account enable/disable are `user` events.
+ * `customer/<action>` lifecycle event. Account enable/disable are `user` events. A field a payload
+ * leaves out is unknown, never empty: since API 2025-01 customers/update carries no tags, consent
+ * or sales totals, and nothing is removed or reset for their absence.
  */
 import type { CustomerEvent, PersonUpsert, ServiceCall, UserEvent } from "../../services/marketing/schemas";
 import { decideConsent, emptyConsentMemory, type ConsentDecision, type ConsentInput } from "../consent";
-import type { ConsentUpdatePayload, CustomerPayload, EmailMarketingConsent } from "../payloads";
+import type {
+  ConsentUpdatePayload,
+  CustomerMergePayload,
+  CustomerPayload,
+  CustomerTagsPayload,
+  EmailMarketingConsent,
+  PurchasingSummaryPayload,
+} from "../payloads";
 import {
   amount,
   cleanEmail,
@@ -57,37 +67,65 @@ function upsertIdentity(prior: CustomerSyncState | null, email: string): Pick<Pe
 }
 
 interface PersonResult {
-  call: ServiceCall | null;
+  calls: ServiceCall[];
   next: CustomerSyncState;
   note?: string;
 }
 
-/** Runs the consent machine and builds the person upsert (if any) plus the next customer state. */
+/**
+ * What a payload says about tags: the whole list (GraphQL, pre-2025 webhooks), tags added or removed
+ * (customer.tags_added|tags_removed), or nothing (null: the tags are unknown and left as they are).
+ */
+export type TagChange = { set: readonly string[] } | { add: readonly string[] } | { remove: readonly string[] } | null;
+
+function tagsAfter(known: readonly string[], change: TagChange): string[] {
+  if (!change) return [...known];
+  if ("set" in change) return [...change.set];
+  if ("add" in change) return [...new Set([...known, ...change.add])];
+  const gone = new Set(change.remove);
+  return known.filter((t) => !gone.has(t));
+}
+
+/**
+ * The upsert's `tags`: a new contact gets every known tag; an existing one only the change —
+ * named tags for add/remove (idempotent, whatever the service has), a diff for a whole list.
+ */
+function tagsField(known: readonly string[], after: readonly string[], change: TagChange, creating: boolean) {
+  if (creating) return tagDiff([], after);
+  if (!change) return undefined;
+  if ("set" in change) return tagDiff(known, after);
+  const entries = "add" in change ? change.add.map((t) => [t, true]) : change.remove.map((t) => [t, false]);
+  return entries.length > 0 ? (Object.fromEntries(entries) as Record<string, boolean>) : undefined;
+}
+
+/** Runs the consent machine and builds the person calls (if any) plus the next customer state. */
 function planPerson(
   prior: CustomerSyncState | null,
   email: string | null,
   customerId: string,
   consent: EmailMarketingConsent | null,
-  profile: { firstName?: string | null; lastName?: string | null; phone?: string | null; tags?: string[] | null },
+  profile: { firstName?: string | null; lastName?: string | null; phone?: string | null },
+  tags: TagChange,
   ctx: SyncContext,
 ): PersonResult & { decision: ConsentDecision } {
   const base = prior ?? freshState(email);
+  const known = tagsAfter(base.tags, tags);
   const decision = decideConsent(consentInput(consent), prior?.consent, ctx.settings);
   if (decision.upsert === false) {
     return {
       decision,
-      call: null,
-      next: { ...base, email: base.consent.contact ? base.email : email ?? base.email, consent: decision.next },
+      calls: [],
+      next: { ...base, email: base.consent.contact ? base.email : email ?? base.email, tags: known, consent: decision.next },
       note: `no person upsert: ${decision.reason}`,
     };
   }
   if (!email) {
     // Nothing was applied, so nothing is remembered: the consent is applied once an email exists.
-    return { decision, call: null, next: base, note: "no person upsert: no usable email" };
+    return { decision, calls: [], next: { ...base, tags: known }, note: "no person upsert: no usable email" };
   }
-  const currentTags = profile.tags ?? base.tags;
+  const creating = !base.consent.contact || decision.recreate;
   const body: PersonUpsert = {
-    ...upsertIdentity(prior, email),
+    ...(decision.recreate ? { email } : upsertIdentity(prior, email)),
     source: ctx.settings.source,
     customFields: compact({
       firstName: profile.firstName,
@@ -95,15 +133,15 @@ function planPerson(
       phoneNumber: profile.phone,
       referenceId: customerId,
     }),
-    ...(profile.tags ? { tags: tagDiff(base.consent.contact ? base.tags : [], currentTags) } : {}),
+    tags: tagsField(base.tags, known, tags, creating),
     ...decision.upsert,
   };
   if (body.tags === undefined) delete body.tags;
-  return {
-    decision,
-    call: { op: "person.upsert", body },
-    next: { ...base, email, tags: currentTags, consent: decision.next },
-  };
+  const calls: ServiceCall[] = [];
+  // The contact is deleted under the address the service knows it by, then created anew.
+  if (decision.recreate) calls.push({ op: "person.delete", idOrEmail: base.email ?? email });
+  calls.push({ op: "person.upsert", body });
+  return { decision, calls, next: { ...base, email, tags: known, consent: decision.next } };
 }
 
 function customerEventBody(c: CustomerPayload, email: string | null, ctx: SyncContext): CustomerEvent | null {
@@ -155,10 +193,11 @@ export function mapCustomerUpsert(action: "created" | "updated", c: CustomerPayl
     email,
     c.id,
     c.email_marketing_consent,
-    { firstName: c.first_name, lastName: c.last_name, phone: c.phone, tags: c.tags ?? [] },
+    { firstName: c.first_name, lastName: c.last_name, phone: c.phone },
+    c.tags === null ? null : { set: c.tags },
     ctx,
   );
-  const calls: ServiceCall[] = person.call ? [person.call] : [];
+  const calls: ServiceCall[] = [...person.calls];
   const notes: string[] = person.note ? [person.note] : [];
 
   // An unchanged customer event is dropped by the pipeline's content hash.
@@ -207,30 +246,34 @@ export function mapCustomerDelete(c: CustomerPayload, ctx: SyncContext): SyncPla
 }
 
 /**
- * customers/enable|disable: the customer's store account (the service's "user").
- * An event, not a version of the customer: objectUpdatedAt null, state unchanged.
+ * customers/enable|disable: the customer's store account (the service's "user"). A disabled account
+ * is not a deleted one: the first enable is `user/created`, every later change `user/updated`
+ * with the account's status. Not a version of the customer: objectUpdatedAt null.
  */
-export function mapCustomerAccount(action: "created" | "deleted", c: CustomerPayload, ctx: SyncContext): SyncPlan {
+export function mapCustomerAccount(change: "enabled" | "disabled", c: CustomerPayload, ctx: SyncContext): SyncPlan {
   const prior = priorOf(ctx.prior, "customer");
   const objectKey = customerObjectKey(c.id);
+  if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
   const email = cleanEmail(c.email) ?? prior?.email ?? null;
   const ref = personRef(email, c.id);
+  const action = change === "enabled" && !prior?.account ? "created" : "updated";
   const displayName = [c.first_name, c.last_name].filter((s) => s && s.trim() !== "").join(" ");
   const body = compact({
     ...ref,
     source: ctx.settings.source,
     id: c.id,
-    is_contact: action === "created" ? ctx.settings.customerEventsCreateContacts : false,
+    is_contact: change === "enabled" ? ctx.settings.customerEventsCreateContacts : false,
     username: email,
     first_name: c.first_name,
     last_name: c.last_name,
     display_name: displayName,
-    status: c.state,
+    // The topic says what happened; the body's `state` is the customer's state, which can lag.
+    status: change,
     created_at: c.created_at,
     modified_at: c.updated_at,
-    deleted_at: action === "deleted" ? (c.updated_at ?? ctx.now.toISOString()) : undefined,
   }) as UserEvent;
-  return { objectKey, objectUpdatedAt: null, calls: [eventCall("user", action, body)], nextState: ctx.prior };
+  const nextState: CustomerSyncState = { ...(prior ?? freshState(email)), account: change };
+  return { objectKey, objectUpdatedAt: null, calls: [eventCall("user", action, body)], nextState };
 }
 
 /** customers_email_marketing_consent/update: consent only, no profile fields, no lifecycle event. */
@@ -239,13 +282,82 @@ export function mapConsentUpdate(p: ConsentUpdatePayload, ctx: SyncContext): Syn
   const objectKey = customerObjectKey(p.customer_id);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
   const email = cleanEmail(p.email_address) ?? prior?.email ?? null;
-  const person = planPerson(prior, email, p.customer_id, p.email_marketing_consent, { tags: null }, ctx);
+  const person = planPerson(prior, email, p.customer_id, p.email_marketing_consent, {}, null, ctx);
   return {
     objectKey,
     // Consent has its own clock (consent_updated_at, checked by the consent machine).
     objectUpdatedAt: null,
-    calls: person.call ? [person.call] : [],
+    calls: person.calls,
     nextState: person.next,
     ...(person.note ? { skipped: person.note } : {}),
   };
+}
+
+/**
+ * customer.tags_added / customer.tags_removed: only the named tags change at the service (true
+ * adds, false removes); tags set there by anyone else stay. The consent is untouched (unknown).
+ */
+export function mapCustomerTags(change: "add" | "remove", p: CustomerTagsPayload, ctx: SyncContext): SyncPlan {
+  const prior = priorOf(ctx.prior, "customer");
+  const objectKey = customerObjectKey(p.customerId);
+  if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
+  const tags: TagChange = change === "add" ? { add: p.tags } : { remove: p.tags };
+  const person = planPerson(prior, prior?.email ?? null, p.customerId, null, {}, tags, ctx);
+  return {
+    objectKey,
+    objectUpdatedAt: null,
+    calls: person.calls,
+    nextState: person.next,
+    ...(person.note ? { skipped: `${person.note} (tags remembered for when the contact is created)` } : {}),
+  };
+}
+
+/** customers/purchasing_summary: the sales totals on a `customer/updated` event, nothing else. */
+export function mapPurchasingSummary(p: PurchasingSummaryPayload, ctx: SyncContext): SyncPlan {
+  const prior = priorOf(ctx.prior, "customer");
+  const objectKey = customerObjectKey(p.customerId);
+  if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
+  const email = prior?.email ?? null;
+  const ref = personRef(email, p.customerId);
+  const currency = currencyOf(p.amountSpent?.currencyCode);
+  const body = compact({
+    ...ref,
+    source: ctx.settings.source,
+    id: p.customerId,
+    // Sales totals alone must not create a contact.
+    is_contact: false,
+    customer_email: email,
+    currency,
+    modified_at: p.occurredAt,
+    purchase_count: p.numberOfOrders ?? undefined,
+    purchase_value: amount(p.amountSpent?.amount, currency),
+  }) as CustomerEvent;
+  return { objectKey, objectUpdatedAt: null, calls: [eventCall("customer", "updated", body)], nextState: ctx.prior };
+}
+
+/**
+ * customers/merge: Shopify merged the deleted customer into the kept one. The deleted customer's
+ * contact would be a ghost (an address no Shopify customer has), so it is deleted — unless it is the
+ * kept customer's address too, or the kept customer is not known yet (its address may be that one),
+ * or it is unsubscribed (it receives nothing and its opt-out stays on record).
+ */
+export function mapCustomerMerge(p: CustomerMergePayload, ctx: SyncContext): SyncPlan {
+  const objectKey = customerObjectKey(p.admin_graphql_api_customer_deleted_id);
+  const keptKey = customerObjectKey(p.admin_graphql_api_customer_kept_id);
+  const base = { objectKey, objectUpdatedAt: null, relatedKeys: [keptKey] };
+  const ghost = priorOf(ctx.prior, "customer");
+  if (p.status !== "completed") {
+    return { ...base, calls: [], nextState: ctx.prior, skipped: `merge ${p.status ?? "of unknown status"}: nothing changed` };
+  }
+  const nextState: CustomerSyncState = ghost
+    ? { ...ghost, deleted: true, consent: { ...ghost.consent, contact: false } }
+    : { ...freshState(null), deleted: true };
+  const kept = priorOf(ctx.related?.[keptKey] ?? null, "customer");
+  const skip = (why: string): SyncPlan => ({ ...base, calls: [], nextState, skipped: why });
+  if (ghost?.deleted) return { ...base, calls: [], nextState: ghost, skipped: "the merged customer was already deleted" };
+  if (!ghost?.email || !ghost.consent.contact) return skip("the merged customer had no contact in the service");
+  if (ghost.consent.state === "unsubscribed") return skip("the merged customer's contact is unsubscribed: kept as an opt-out record");
+  if (!kept?.email) return skip("the kept customer is not known yet: the merged customer's contact is left as it is");
+  if (kept.email === ghost.email) return skip("the kept customer has the same address: one contact");
+  return { ...base, calls: [{ op: "person.delete", idOrEmail: ghost.email }], nextState };
 }
