@@ -37,8 +37,12 @@ export interface FakeAdmin {
   calls: AdminCall[];
   /** The latest offline access token handed out, by shop. */
   tokens: Map<string, string>;
-  /** Every access token handed out (all stay valid, as Shopify's do). */
+  /** Every access token handed out (valid until the app is uninstalled from its shop, as Shopify's). */
   issued: Set<string>;
+  /** The access scopes granted per shop (currentAppInstallation.accessScopes); a test may change them. */
+  scopes: Map<string, string[]>;
+  /** The merchant uninstalls the app: Shopify revokes every token of the shop (the Admin API answers 401). */
+  uninstall(shop: string): void;
   shops: Map<string, FakeShop>;
   addShop(shop: Partial<FakeShop> & { domain: string }): FakeShop;
   /** Answers GraphQL operations whose query contains `match`. */
@@ -60,6 +64,8 @@ export async function startFakeAdmin(
   const calls: AdminCall[] = [];
   const tokens = new Map<string, string>();
   const issued = new Set<string>();
+  const tokenShops = new Map<string, string>();
+  const scopes = new Map<string, string[]>();
   const shops = new Map<string, FakeShop>();
   const resolvers: { match: string; resolver: GraphqlResolver }[] = [];
 
@@ -113,8 +119,10 @@ export async function startFakeAdmin(
         const token = `shpat_fake_${online ? "online" : "offline"}_${crypto.randomUUID().replaceAll("-", "")}`;
         if (!online) tokens.set(shop, token);
         issued.add(token);
+        tokenShops.set(token, shop);
         if (!shops.has(shop)) addShop({ domain: shop });
         const scope = "read_customers,write_customers,read_orders,read_products,read_checkouts";
+        if (!scopes.has(shop)) scopes.set(shop, scope.split(","));
         return json(
           res,
           200,
@@ -177,6 +185,10 @@ export async function startFakeAdmin(
     calls,
     tokens,
     issued,
+    scopes,
+    uninstall: (shop) => {
+      for (const [token, owner] of tokenShops) if (owner === shop) issued.delete(token);
+    },
     shops,
     addShop,
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),
@@ -187,6 +199,10 @@ export async function startFakeAdmin(
       }),
   };
   installStorefrontResolvers(admin);
+  // The granted scopes (after the storefront's currentAppInstallation { id }: the last match answers).
+  admin.onGraphql("accessScopes", (_q, _v, domain) => ({
+    currentAppInstallation: { accessScopes: (scopes.get(domain) ?? []).map((handle) => ({ handle })) },
+  }));
   return admin;
 }
 
