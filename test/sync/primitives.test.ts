@@ -92,6 +92,7 @@ describe("settings", () => {
       optInMode: "double_opt_in",
       syncNonSubscribers: false,
       deleteContactOnCustomerDelete: false,
+      eraseContactOnRedact: true,
       abandonmentDelayMinutes: 60,
       orderCompletedOn: "paid_and_fulfilled",
       customerEventsCreateContacts: false,
