@@ -9,7 +9,9 @@
  * body deadline passed; other). Goal: peak ≤ 350 MiB. Linux only (/proc). Needs the production
  * build (`npm run build`). Benchmarks print figures; they never assert.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { connect, type Socket } from "node:net";
 import { parseArgs } from "node:util";
 import { appProcessEnv, spawnApp } from "../test/support/processes";
@@ -74,7 +76,9 @@ function slowUpload(port: number, n: number, answers: Map<string, number>): Sock
 }
 
 async function main() {
-  const app = await spawnApp({ env: { ...appProcessEnv({ dataDir: "memory://", marketingApiUrl: "http://127.0.0.1:9" }), LOG_LEVEL: "warn" } });
+  // A data directory on disk, as in production (an in-memory PGlite holds the whole database in RSS).
+  const dataDir = mkdtempSync(path.join(tmpdir(), "ms-slow-uploads-"));
+  const app = await spawnApp({ env: appProcessEnv({ dataDir, marketingApiUrl: "http://127.0.0.1:9" }) });
   const pid = app.child.pid!;
   try {
     await sleep(2_000); // start-up settles
@@ -105,6 +109,7 @@ async function main() {
     );
   } finally {
     await app.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

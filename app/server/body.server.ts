@@ -9,9 +9,9 @@ import type { IncomingMessage } from "node:http";
  */
 export const BODY_BUDGET = {
   /** Bytes of all bodies being read at once (declared lengths count in full from the start). */
-  maxBufferedBytes: 24 * 1024 * 1024,
+  maxBufferedBytes: 8 * 1024 * 1024,
   /** Bodies being read at once. */
-  maxReaders: 64,
+  maxReaders: 32,
   /** From the first read to the last byte: Shopify's deliveries arrive in far less. */
   bodyTimeoutMs: 10_000,
 };
@@ -63,6 +63,8 @@ async function collectLimited(
       timer = setTimeout(() => resolve("too-slow"), BODY_BUDGET.bodyTimeoutMs);
     });
     iterator = toAsyncIterator(body());
+    // A declared body is copied into one buffer as it arrives (no second copy at the end).
+    const whole = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
     const chunks: Uint8Array[] = [];
     let size = 0;
     for (;;) {
@@ -74,17 +76,27 @@ async function collectLimited(
         iterator = undefined;
         break;
       }
+      const start = size;
       size += next.value.byteLength;
       if (size > limit) return { ok: false, refusal: "too-large" };
+      let rest = next.value;
+      if (whole && start < whole.length) {
+        const fits = Math.min(rest.byteLength, whole.length - start);
+        whole.set(rest.subarray(0, fits), start);
+        if (fits === rest.byteLength) continue;
+        rest = rest.subarray(fits);
+      }
       if (size > held) {
         // A body without a declared length (or longer than declared) reserves as it arrives.
         if (bufferedBytes + (size - held) > BODY_BUDGET.maxBufferedBytes) return { ok: false, refusal: "busy" };
         bufferedBytes += size - held;
         held = size;
       }
-      chunks.push(next.value);
+      chunks.push(rest);
     }
-    return { ok: true, body: Buffer.concat(chunks) };
+    if (whole && size === whole.length) return { ok: true, body: whole };
+    // Shorter than declared (the sender lied, or no length was declared): what arrived, in order.
+    return { ok: true, body: Buffer.concat(whole ? [whole.subarray(0, Math.min(size, whole.length)), ...chunks] : chunks) };
   } finally {
     clearTimeout(timer);
     // Stopped early: the stream is released (not cancelled: see above), the rest left unread.
