@@ -187,18 +187,19 @@ export function bodyShopMismatch(topic: string, rawBody: string, shop: string): 
   const role = topicInfo(topic)?.role;
   const name = normalizeTopic(topic);
   if (name === "customers/delete") return notACustomer(rawBody);
+  const sync = role !== "lifecycle" && role !== "compliance";
+  // The acknowledgement's hot path: a sync body is parsed here only if it may name a shop.
+  if (sync && !ANY_TOPIC_SHOP_FIELDS.some((f) => rawBody.includes(`"${f}"`))) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(rawBody);
   } catch {
     // Sync topics: planning records it as invalid, with the parser's reason.
-    return role === "lifecycle" || role === "compliance" ? "Body is not valid JSON" : undefined;
+    return sync ? undefined : "Body is not valid JSON";
   }
-  if (!body || typeof body !== "object" || Array.isArray(body)) {
-    return role === "lifecycle" || role === "compliance" ? "Body is not a JSON object" : undefined;
-  }
+  if (!body || typeof body !== "object" || Array.isArray(body)) return sync ? undefined : "Body is not a JSON object";
   const record = body as Record<string, unknown>;
-  const fields = role === "lifecycle" || role === "compliance" ? (BODY_SHOP_FIELDS[name] ?? []) : ANY_TOPIC_SHOP_FIELDS;
+  const fields = sync ? ANY_TOPIC_SHOP_FIELDS : (BODY_SHOP_FIELDS[name] ?? []);
   const foreign = (OTHER_REQUEST_KEYS[name] ?? []).find((k) => Object.hasOwn(record, k));
   if (foreign) return `Body is not a ${name} request (it carries ${foreign})`;
   const named = fields.map((f) => record[f]).filter((v): v is string => typeof v === "string" && v.endsWith(".myshopify.com"));
