@@ -52,7 +52,8 @@ const envSchema = z.object({
   MARKETING_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default("0.0.0.0"),
+  // Unset: every interface, or only the loopback one while development secrets are in use.
+  HOST: z.string().min(1).optional(),
   RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
   // `npm run worker`'s own port for /healthz, /readyz and /metrics (0: any free port, logged).
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
@@ -87,6 +88,10 @@ const DEV_KEY_BYTES = decodeKey(DEV_SECRETS.ENCRYPTION_KEY)!;
 function isLocalUrl(url: string): boolean {
   const host = new URL(url).hostname;
   return host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host.endsWith(".localhost");
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export function buildConfig(env: Record<string, string | undefined>) {
@@ -133,12 +138,25 @@ export function buildConfig(env: Record<string, string | undefined>) {
       throw new ConfigError(`Invalid configuration: ${name} is for local tests and demos only (a local SHOPIFY_APP_URL and a local target)`);
     }
   }
+  const apiKey = secret("SHOPIFY_API_KEY");
+  const apiSecret = secret("SHOPIFY_API_SECRET");
+  const encryptionKeyValue = secret("ENCRYPTION_KEY");
+  // A production process that forgot SHOPIFY_APP_URL would look local (and start on localhost).
+  if (production && !cleaned.SHOPIFY_APP_URL && !e.ALLOW_DEV_SECRETS) {
+    throw new ConfigError("Invalid configuration: SHOPIFY_APP_URL is required because NODE_ENV=production (ALLOW_DEV_SECRETS=1 permits a local trial)");
+  }
+  // The development secrets are published: a server running on them answers only this machine.
+  const onDevSecrets = isDevValue("SHOPIFY_API_SECRET", apiSecret) || isDevValue("ENCRYPTION_KEY", encryptionKeyValue);
+  const host = e.HOST ?? (onDevSecrets ? "127.0.0.1" : "0.0.0.0");
+  if (onDevSecrets && !isLoopbackHost(host)) {
+    throw new ConfigError(`Invalid configuration: HOST ${host} is refused with the development secrets (they are published): use 127.0.0.1`);
+  }
   return {
     appUrl: e.SHOPIFY_APP_URL,
-    apiKey: secret("SHOPIFY_API_KEY"),
-    apiSecret: secret("SHOPIFY_API_SECRET"),
+    apiKey,
+    apiSecret,
     apiSecretPrevious: e.SHOPIFY_API_SECRET_PREVIOUS,
-    encryptionKey: decodeKey(secret("ENCRYPTION_KEY"))!,
+    encryptionKey: decodeKey(encryptionKeyValue)!,
     encryptionKeyPrevious: e.ENCRYPTION_KEY_PREVIOUS ? decodeKey(e.ENCRYPTION_KEY_PREVIOUS)! : undefined,
     scopes: e.SCOPES.split(","),
     database: e.DATABASE_URL
@@ -148,7 +166,7 @@ export function buildConfig(env: Record<string, string | undefined>) {
     marketingApiTimeoutMs: e.MARKETING_API_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
-    host: e.HOST,
+    host,
     runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
     workerPort: e.WORKER_PORT,
     metricsToken: e.METRICS_TOKEN,

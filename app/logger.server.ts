@@ -34,12 +34,24 @@ const SENSITIVE_KEYS = new Set([
   // PostgreSQL's detail/where lines, which quote the row or the JSON that failed: a webhook's body.
   "query", "params", "parameters", "values", "detail", "where", "internalquery",
 ]);
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+// "@" also percent-encoded (%40, %2540 once more): a URL path or query names a person so.
+const EMAIL = /[A-Za-z0-9._%+-]+(?:@|%(?:25)*40)[A-Za-z0-9.-]+\.[A-Za-z]{2,}/gi;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+// A JWT (session and id tokens: "eyJ" is the base64 of '{"'), whole or in a JSON/URL-encoded string.
+const JWT = /\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.?[A-Za-z0-9_-]*/g;
+// Shopify access and refresh tokens (shpat_, shpua_, shprt_, shpca_, shpss_ …).
+const SHOPIFY_TOKEN = /\bshp[a-z]{2}_[A-Za-z0-9]+/g;
+// "token: value" / "token=value" as libraries print their context (Shopify's: "key: value").
+const NAMED_SECRET = /\b((?:access|refresh|session|id)?_?token|secret|password|signature|hmac)(["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi;
 const MAX_DEPTH = 8;
 
 export function scrubString(s: string): string {
-  return s.replace(EMAIL, "[email]").replace(BEARER, "$1 [redacted]");
+  return s
+    .replace(EMAIL, "[email]")
+    .replace(BEARER, "$1 [redacted]")
+    .replace(JWT, "[token]")
+    .replace(SHOPIFY_TOKEN, "[token]")
+    .replace(NAMED_SECRET, "$1$2[redacted]");
 }
 
 /** A copy of a log object with sensitive keys censored at any depth and emails masked in strings. */

@@ -30,7 +30,9 @@ const CONNECTION_LINK: ProblemLink = { label: "Open the Connection page", url: "
 export function handOffUrl(url: string | undefined, serviceBaseUrl: string): string | undefined {
   if (!url) return undefined;
   try {
-    return new URL(url, serviceBaseUrl.replace(/\/+$/, "") + "/").href;
+    const resolved = new URL(url, serviceBaseUrl.replace(/\/+$/, "") + "/");
+    // The service's links open in the merchant's admin: javascript:, data: and the like never do.
+    return resolved.protocol === "https:" || resolved.protocol === "http:" ? resolved.href : undefined;
   } catch {
     return undefined;
   }

@@ -43,11 +43,20 @@ export async function saveSettings(shop: string, form: FormData): Promise<SaveSe
   const input = Object.fromEntries([...form.entries()].filter(([k]) => k !== "intent"));
   const parsed = settingsFormSchema.safeParse(input);
   if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error) };
-  const settings = shopSettingsSchema.parse(parsed.data);
   const before = await loadSettings(shop);
+  // The erasure choice is made on the Privacy page (savePrivacyChoice), not on this form.
+  const settings = shopSettingsSchema.parse({ ...parsed.data, eraseContactOnRedact: before.eraseContactOnRedact });
   await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
   logger().info({ shop }, "settings saved");
   // Another tracker mode: the storefront gets its snippet now (never throws; retried if it fails).
   if (before.trackerMode !== settings.trackerMode) await syncTracker(shop);
   return { ok: true, settings };
+}
+
+/** The Privacy page's choice: whether an erasure request also deletes the contact in the service. */
+export async function savePrivacyChoice(shop: string, eraseContactOnRedact: boolean): Promise<ShopSettings> {
+  const settings = { ...(await loadSettings(shop)), eraseContactOnRedact };
+  await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
+  logger().info({ shop, eraseContactOnRedact }, "privacy choice saved");
+  return settings;
 }

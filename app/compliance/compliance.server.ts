@@ -90,12 +90,12 @@ export async function handleCompliance(
   if (delivery.topic === "customers/redact") {
     const counts = await redactCustomer(tx, delivery.shop, customer, delivery.id);
     const calls =
-      settings.deleteContactOnCustomerDelete && customer.email && !(await deletionQueued(tx, delivery.shop, customer.id))
+      settings.eraseContactOnRedact && customer.email && !(await deletionQueued(tx, delivery.shop, customer.id))
         ? [{ objectKey: `customer:${customer.id}`, call: { op: "person.delete", idOrEmail: customer.email } as ServiceCall }]
         : [];
     return {
       outcome: "handled",
-      detail: `customer redacted: ${describeCounts(counts)}${calls.length ? "; deletion in the service queued" : "; service contact kept (setting)"}`,
+      detail: `customer redacted: ${describeCounts(counts)}${calls.length ? "; deletion in the service queued" : "; service contact kept (the merchant's choice on the Privacy page)"}`,
       calls,
     };
   }
@@ -134,8 +134,14 @@ function matchParams(shop: string, c: CustomerRef): unknown[] {
 }
 // A gid or an email counts only as a whole JSON string ("…" with its quotes): as a substring,
 // ann@example.com would match joann@example.com and Customer/1001 would match Customer/10015.
+// Bodies that name an order or the customer only by number (refunds/create, fulfillments:
+// "order_id": 820982911946154500; "customer_id") count too, the number whole ("…"? then a non-digit).
+const byNumber = (column: string) =>
+  `EXISTS (SELECT 1 FROM unnest($5::text[]) o WHERE ${column} ~ ('"order_id"\\s*:\\s*"?' || o || '([^0-9]|$)'))
+   OR ${column} ~ ('"customer_id"\\s*:\\s*"?' || substr(($2::text[])[1], 10) || '([^0-9]|$)')`;
 const mentions = (column: string) =>
-  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, '"' || g || '"') > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), '"' || $4::text || '"') > 0))`;
+  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, '"' || g || '"') > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), '"' || $4::text || '"') > 0)
+    OR ${byNumber(column)})`;
 // Every statement binds all five parameters; this names them all (PostgreSQL refuses unused ones).
 const ALL = `num_nonnulls($1::text, $2::text[], $3::text[], $4::text, $5::text[]) >= 0`;
 const MATCH = {
@@ -219,6 +225,14 @@ export async function redactCustomer(tx: SqlQueryable, shop: string, customer: C
     WebhookDelivery: await count(`DELETE FROM "WebhookDelivery" WHERE ${MATCH.WebhookDelivery} AND id <> $6`, [...p, requestId]),
   };
   await tx.query(`UPDATE "WebhookDelivery" SET "rawBody" = '{"redacted":true}' WHERE id = $1`, [requestId]);
+  // The tombstone (hashes only): a history import whose export predates this erasure must not
+  // record the customer again (the trigger of migration 202611261500_erased_customers).
+  const refs = [`customer:${customer.id}`, ...(customer.orderIds ?? []).map((o) => `order:${o}`), ...(customer.email ? [`email:${customer.email.toLowerCase()}`] : [])];
+  await tx.query(
+    `INSERT INTO "ErasedReference" (shop, ref) SELECT $1, erased_reference_hash($1, r) FROM unnest($2::text[]) AS r
+     ON CONFLICT (shop, ref) DO UPDATE SET "erasedAt" = now()`,
+    [shop, refs],
+  );
   return counts;
 }
 
@@ -236,6 +250,7 @@ export const SHOP_TABLES = [
   ["Session", "shop"],
   ["BackfillRun", "shop"],
   ["ReconcileState", "shop"],
+  ["ErasedReference", "shop"],
   ["Shop", "domain"],
 ] as const;
 

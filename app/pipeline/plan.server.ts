@@ -6,7 +6,8 @@ import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { shopContext, type ShopContext } from "../shops/connection.server";
-import { handleLifecycle } from "../shops/lifecycle.server";
+import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
+import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
 import { kindOf, topicInfo, topicsWithRole } from "../topics";
@@ -81,11 +82,15 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   for (const shop of new Set(claimed.map((d) => d.shop))) contexts.set(shop, await shopContext(shop));
   const prepare1 = (d: ClaimedDelivery) => prepare(d, syncContext(contexts.get(d.shop)!, now));
   // Webhooks that need an object never synced get it fetched from Shopify first (app/backfill).
-  const prepared = await fetchUnknownObjects(workerId, claimed.map(prepare1), policy, prepare1);
+  const fetched = await fetchUnknownObjects(workerId, claimed.map(prepare1), policy, prepare1);
+  // Uninstalls and scope changes are acted on only as Shopify confirms them (app/shops/installation.server.ts).
+  const { confirmed, failed } = await confirmLifecycle(fetched.flatMap((p) => (p.route === "lifecycle" ? [p.delivery] : [])));
+  for (const p of fetched) if (failed.has(p.delivery.id)) await releaseForRetry(workerId, p.delivery, failed.get(p.delivery.id), policy);
+  const prepared = fetched.filter((p) => !failed.has(p.delivery.id));
   if (!prepared.length) return claimed.length;
 
   try {
-    await persist(workerId, prepared, contexts, now);
+    await persist(workerId, prepared, contexts, now, confirmed);
   } catch (error) {
     if (prepared.length === 1) {
       await releaseForRetry(workerId, prepared[0].delivery, error, policy);
@@ -93,7 +98,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
       // One bad item (a value the database refuses, say) must not hold its neighbours.
       logger().warn({ err: messageOf(error), deliveries: claimed.length }, "planning a batch failed; planning one by one");
       for (const one of prepared) {
-        await persist(workerId, [one], contexts, now).catch((e) => releaseForRetry(workerId, one.delivery, e, policy));
+        await persist(workerId, [one], contexts, now, confirmed).catch((e) => releaseForRetry(workerId, one.delivery, e, policy));
       }
     }
   }
@@ -129,7 +134,13 @@ function prepare(delivery: ClaimedDelivery, ctx: Omit<SyncContext, "prior">): Pr
   }
 }
 
-async function persist(workerId: string, batch: Prepared[], contexts: Map<string, ShopContext>, now: Date): Promise<void> {
+async function persist(
+  workerId: string,
+  batch: Prepared[],
+  contexts: Map<string, ShopContext>,
+  now: Date,
+  installations: Map<string, Installation> = new Map(),
+): Promise<void> {
   const finished: Finished[] = [];
   await database().sql.transaction(async (tx) => {
     // Fencing: a worker whose lease ran out plans nothing; the rows locked here cannot be taken over.
@@ -171,7 +182,7 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
         continue;
       }
       if (p.route === "lifecycle") {
-        const result = await handleLifecycle(tx, { ...delivery, body: p.body });
+        const result = await handleLifecycle(tx, { ...delivery, body: p.body, installation: installations.get(delivery.id) });
         finished.push({ delivery, outcome: DELIVERY_OUTCOME[result.outcome], detail: result.detail, objectKey: null });
         continue;
       }

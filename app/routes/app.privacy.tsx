@@ -1,8 +1,10 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
-import { useLoaderData } from "@remix-run/react";
-import { Banner, Box, Button, Card, IndexTable, Layout, Page, Text } from "@shopify/polaris";
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, useLoaderData } from "@remix-run/react";
+import { Banner, BlockStack, Box, Button, Card, IndexTable, Layout, Page, Text } from "@shopify/polaris";
+import { z } from "zod";
 import { useState } from "react";
 import { dataRequestRows } from "~/admin/privacy-requests.server";
+import { loadSettings, savePrivacyChoice } from "~/admin/settings.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { SupportDetails, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
@@ -11,12 +13,23 @@ import { authenticate } from "~/shopify.server";
 // app.privacy-export.tsx, assembled at that moment.
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [requests, zone] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(admin, session.shop)]);
-  return { shop: session.shop, requests, zone };
+  const [requests, zone, settings] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(admin, session.shop), loadSettings(session.shop)]);
+  return { shop: session.shop, requests, zone, eraseContactOnRedact: settings.eraseContactOnRedact };
+};
+
+const choiceSchema = z.object({ eraseContactOnRedact: z.enum(["true", "false"]).transform((v) => v === "true") });
+
+// The merchant's one choice here: whether an erasure request also deletes the service contact.
+export const action = async ({ request }: ActionFunctionArgs) => {
+  const { session } = await authenticate.admin(request);
+  const parsed = choiceSchema.safeParse(Object.fromEntries(await request.formData()));
+  if (!parsed.success) return new Response("Invalid choice", { status: 400 });
+  const settings = await savePrivacyChoice(session.shop, parsed.data.eraseContactOnRedact);
+  return { eraseContactOnRedact: settings.eraseContactOnRedact };
 };
 
 export default function Privacy() {
-  const { shop, requests, zone } = useLoaderData<typeof loader>();
+  const { shop, requests, zone, eraseContactOnRedact } = useLoaderData<typeof loader>();
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const onDownload = (id: string, customerId: string | null) => {
@@ -37,6 +50,25 @@ export default function Privacy() {
             </Banner>
           </Layout.Section>
         )}
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="200" inlineAlign="start">
+              <Text as="h2" variant="headingMd">
+                Erasure requests
+              </Text>
+              <Text as="p">
+                <span data-erasure-choice={eraseContactOnRedact ? "delete" : "keep"} />
+                {eraseContactOnRedact
+                  ? "When a customer asks to be erased, Marketing Sync deletes what it stores about them and deletes their contact in your marketing account."
+                  : "When a customer asks to be erased, Marketing Sync deletes what it stores about them but keeps their contact in your marketing account: erasing it there is then up to you."}
+              </Text>
+              <Form method="post">
+                <input type="hidden" name="eraseContactOnRedact" value={eraseContactOnRedact ? "false" : "true"} />
+                <Button submit>{eraseContactOnRedact ? "Keep the contact instead" : "Delete the contact too (recommended)"}</Button>
+              </Form>
+            </BlockStack>
+          </Card>
+        </Layout.Section>
         <Layout.Section>
           <Card padding="0">
             <Box padding="400">

@@ -45,6 +45,11 @@ export async function startHttpServer(options: {
   });
   // Shopify waits 5 s for a webhook answer; keep-alive sockets from its retries stay usable.
   server.keepAliveTimeout = 65_000;
+  // Slow senders: Node's defaults (60 s for headers, 300 s for a request) let a trickle of bytes
+  // hold a socket and its buffer for minutes. Bodies read before authentication have their own
+  // shorter deadline and a global budget (app/server/body.server.ts).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
   const { port } = server.address() as AddressInfo;
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
   return {

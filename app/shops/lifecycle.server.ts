@@ -1,5 +1,31 @@
-import { z } from "zod";
 import type { SqlQueryable } from "../db/migrate.server";
+import { checkInstallation, type Installation } from "./installation.server";
+
+/** The lifecycle topics whose effect Shopify must confirm first (see installation.server.ts). */
+const CONFIRMED_TOPICS = new Set(["app/uninstalled", "app/scopes_update"]);
+
+/**
+ * Asks Shopify, before the planning transaction (no network call holds it), about every shop a
+ * lifecycle delivery of the batch concerns. A shop that cannot be asked now is in `failed`: its
+ * deliveries are tried again later, never acted on unconfirmed.
+ */
+export async function confirmLifecycle(
+  deliveries: { id: string; shop: string; topic: string }[],
+): Promise<{ confirmed: Map<string, Installation>; failed: Map<string, unknown> }> {
+  const confirmed = new Map<string, Installation>();
+  const failed = new Map<string, unknown>();
+  const byShop = new Map<string, Promise<Installation>>();
+  for (const d of deliveries) {
+    if (!CONFIRMED_TOPICS.has(d.topic)) continue;
+    if (!byShop.has(d.shop)) byShop.set(d.shop, checkInstallation(d.shop));
+    try {
+      confirmed.set(d.id, await byShop.get(d.shop)!);
+    } catch (error) {
+      failed.set(d.id, error);
+    }
+  }
+  return { confirmed, failed };
+}
 
 /**
  * app/uninstalled: the merchant removed the app. Its sessions go, and the shop is marked
@@ -18,36 +44,36 @@ export async function recordUninstall(tx: SqlQueryable, shop: string, triggeredA
   return rows.length > 0;
 }
 
-const scopesUpdateSchema = z.object({ current: z.array(z.string().regex(/^[a-z_]{1,100}$/)).max(200) });
-
 /**
  * app/scopes_update: the merchant granted or revoked access scopes. The shop's recorded scopes and
- * its sessions' follow, so that the admin asks for a fresh token exchange where scopes were lost.
+ * its sessions' follow — as Shopify reports them for the shop's token, not as the body says: the
+ * body names no shop, so a captured one would replay under any shop's header.
  */
-export async function recordScopesUpdate(tx: SqlQueryable, shop: string, body: unknown): Promise<string | null> {
-  const parsed = scopesUpdateSchema.safeParse(body);
-  if (!parsed.success) return null;
-  const scopes = parsed.data.current.join(",");
+export async function recordScopesUpdate(tx: SqlQueryable, shop: string, current: string[]): Promise<string> {
+  const scopes = current.join(",");
   await tx.query(`UPDATE "Shop" SET scopes = $2, "updatedAt" = now() WHERE domain = $1`, [shop, scopes]);
   await tx.query(`UPDATE "Session" SET scope = $2 WHERE shop = $1`, [shop, scopes]);
   return scopes;
 }
 
-/** The lifecycle topics, as the planner hands them over. */
+/** The lifecycle topics, as the planner hands them over, with what Shopify said (confirmLifecycle). */
 export async function handleLifecycle(
   tx: SqlQueryable,
-  d: { shop: string; topic: string; triggeredAt: Date | null; body: unknown },
+  d: { shop: string; topic: string; triggeredAt: Date | null; body: unknown; installation?: Installation },
 ): Promise<{ outcome: "handled" | "ignored" | "invalid"; detail: string | null }> {
   if (d.topic === "app/uninstalled") {
+    if (d.installation?.state === "installed") {
+      return { outcome: "ignored", detail: "app/uninstalled: Shopify reports the app installed (a replayed or late delivery); nothing changed" };
+    }
     return (await recordUninstall(tx, d.shop, d.triggeredAt))
       ? { outcome: "handled", detail: "shop uninstalled: sessions removed, delivery stopped, data kept until shop/redact" }
       : { outcome: "ignored", detail: null };
   }
   if (d.topic === "app/scopes_update") {
-    const scopes = await recordScopesUpdate(tx, d.shop, d.body);
-    return scopes === null
-      ? { outcome: "invalid", detail: "app/scopes_update: body has no list of current scopes" }
-      : { outcome: "handled", detail: `scopes now ${scopes}` };
+    if (d.installation?.state !== "installed" || !d.installation.scopes) {
+      return { outcome: "ignored", detail: "app/scopes_update: Shopify could not report the shop's scopes (no working token); nothing changed" };
+    }
+    return { outcome: "handled", detail: `scopes now ${await recordScopesUpdate(tx, d.shop, d.installation.scopes)}` };
   }
   return { outcome: "ignored", detail: null };
 }

@@ -220,8 +220,15 @@ async function identityOf(
     const known = z.looseObject({ email: z.string().min(3).nullable().optional(), deleted: z.boolean().optional() }).safeParse(row?.state);
     if (known.success && known.data.email && !known.data.deleted) return { email: known.data.email };
   }
-  return visitorId ? { referenceId: visitorId } : null;
+  return visitorId ? { referenceId: visitorReference(visitorId) } : null;
 }
+
+/**
+ * An anonymous visitor's reference in the service: namespaced, so that no visitor id the browser
+ * chooses can equal a customer's reference (their Shopify id, digits) or the store's (`shop:…`)
+ * and file events on that person's contact.
+ */
+export const visitorReference = (visitorId: string): string => `visitor:${visitorId}`;
 
 /** `gid://shopify/Cart/<token>?key=<secret>` or `<token>` → `<token>`; the key never leaves. */
 function cartToken(id: string | undefined): string | undefined {

@@ -12,6 +12,11 @@ import { receiveStorefrontEvent } from "./events.server";
  * rate limits (address, shop, visitor) → 429, then the event is queued. The route's one entry.
  */
 export async function handleProxyEvent(request: Request): Promise<Response> {
+  // Shopify's library checks the signature with a repeated parameter's last value, the app would read
+  // its first: a ?shop=… put in front of a genuine request must not choose the shop the app acts for.
+  const query = new URL(request.url).searchParams;
+  const repeated = PROXY_PARAMS.find((name) => query.getAll(name).length > 1);
+  if (repeated) return json(400, { error: `Repeated query parameter ${repeated}` });
   try {
     // Shopify's own check of the proxy signature (query params, timestamp within 90 s).
     await authenticate.public.appProxy(request);
@@ -21,11 +26,14 @@ export async function handleProxyEvent(request: Request): Promise<Response> {
   }
   const url = new URL(request.url);
   const shop = url.searchParams.get("shop") ?? "";
-  const body = (await readBodyLimited(request, STOREFRONT_POLICY.maxEventBytes))?.toString("utf8") ?? null;
-  if (body === null) {
-    logger().warn({ shop }, "storefront event refused: body too large");
+  const read = await readBodyLimited(request, STOREFRONT_POLICY.maxEventBytes);
+  if (!read.ok) {
+    logger().warn({ shop, refusal: read.refusal }, "storefront event refused: body not read");
+    if (read.refusal === "busy") return json(503, { error: "Busy, try again later" }, { connection: "close", "retry-after": "5" });
+    if (read.refusal === "too-slow") return json(408, { error: "Body not received in time" }, { connection: "close" });
     return json(400, { error: `Body larger than ${STOREFRONT_POLICY.maxEventBytes} bytes` }, { connection: "close" });
   }
+  const body = read.body.toString("utf8");
   const outcome = await receiveStorefrontEvent({
     shop,
     loggedInCustomerId: url.searchParams.get("logged_in_customer_id") || null,
@@ -35,6 +43,9 @@ export async function handleProxyEvent(request: Request): Promise<Response> {
   if (outcome.status === 400) logger().info({ shop, error: outcome.body.error }, "storefront event refused");
   return json(outcome.status, outcome.body, outcome.status === 429 ? { "retry-after": String(outcome.retryAfterSeconds) } : {});
 }
+
+/** The parameters Shopify's proxy adds and signs: each must appear once. */
+const PROXY_PARAMS = ["shop", "logged_in_customer_id", "path_prefix", "timestamp", "signature"];
 
 /**
  * The visitor's address as Shopify saw it. Shopify's proxy puts the address that connected to it

@@ -18,6 +18,12 @@ export const shopSettingsSchema = z.object({
   syncNonSubscribers: z.boolean().default(false),
   /** Delete the contact when the Shopify customer is deleted; otherwise record `customer/deleted`. */
   deleteContactOnCustomerDelete: z.boolean().default(false),
+  /**
+   * On a customer's erasure request (customers/redact) also delete their contact in the service.
+   * On by default: erasure is the customer's right; the merchant may keep the contact (the
+   * Privacy page shows which), and then answers for it in their marketing account.
+   */
+  eraseContactOnRedact: z.boolean().default(true),
   /** Wait this long after the last checkout change before sending `cart/abandoned`. */
   abandonmentDelayMinutes: z.number().int().min(15).max(4320).default(60),
   /**

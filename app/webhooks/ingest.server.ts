@@ -17,7 +17,7 @@ import {
 interface WebhookAnswer {
   status: number;
   body: string | null;
-  /** A body left unread (413) would hold the keep-alive connection. */
+  /** A body left unread (413, 408, 503 busy) would hold the keep-alive connection. */
   close: boolean;
 }
 
@@ -33,7 +33,7 @@ async function answerWebhook(request: WebhookRequest): Promise<WebhookAnswer> {
   } catch (error) {
     const { status, body } = answerFor(error, request.headers);
     webhooksAnswered.inc({ status: String(status) });
-    return { status, body, close: status === 413 };
+    return { status, body, close: status === 413 || status === 408 || (status === 503 && error instanceof WebhookRejection) };
   }
 }
 

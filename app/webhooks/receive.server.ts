@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
-import { readBodyLimited, readNodeBodyLimited } from "../server/body.server";
+import { readBodyLimited, readNodeBodyLimited, type LimitedBody } from "../server/body.server";
 import { config } from "../config.server";
 import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
 
@@ -37,7 +37,7 @@ export type VerifiedDelivery = z.infer<typeof verifiedDeliverySchema>;
 /** A delivery that is not genuine or not well-formed, with the status to answer. */
 export class WebhookRejection extends Error {
   constructor(
-    readonly status: 400 | 401 | 404 | 405 | 413,
+    readonly status: 400 | 401 | 404 | 405 | 408 | 413 | 503,
     message: string,
   ) {
     super(message);
@@ -53,8 +53,8 @@ export interface HeaderSource {
 export interface WebhookRequest {
   method: string;
   headers: HeaderSource;
-  /** The body up to `limit` bytes, or null past it. */
-  readBody(limit: number): Promise<Buffer | null>;
+  /** The body up to `limit` bytes, or why it was not read (app/server/body.server.ts). */
+  readBody(limit: number): Promise<LimitedBody>;
 }
 
 export const fetchWebhookRequest = (request: Request): WebhookRequest => ({
@@ -80,9 +80,14 @@ const nodeHeader = (value: string | string[] | undefined): string | null =>
 export async function verifyWebhook(request: WebhookRequest): Promise<VerifiedDelivery> {
   if (request.method !== "POST") throw new WebhookRejection(405, "Method not allowed");
   checkHeaders(request.headers);
-  const body = await request.readBody(MAX_WEBHOOK_BYTES);
-  if (!body) throw new WebhookRejection(413, "Payload too large");
-  return verifyDelivery(request.headers, body);
+  const read = await request.readBody(MAX_WEBHOOK_BYTES);
+  if (!read.ok) {
+    // Busy: too much is being read at once (a flood of uploads); Shopify retries a 503 later.
+    if (read.refusal === "busy") throw new WebhookRejection(503, "Busy, try again later");
+    if (read.refusal === "too-slow") throw new WebhookRejection(408, "Body not received in time");
+    throw new WebhookRejection(413, "Payload too large");
+  }
+  return verifyDelivery(request.headers, read.body);
 }
 
 /**
@@ -174,27 +179,36 @@ const OTHER_REQUEST_KEYS: Record<string, string[]> = {
   "customers/data_request": ["orders_to_redact"],
 };
 
+/** Top-level fields that name the shop in any topic's body, compared with the header wherever present. */
+const ANY_TOPIC_SHOP_FIELDS = ["shop_domain", "myshopify_domain"];
+
 /** Why the body contradicts the header shop (or cannot vouch for it), else undefined. */
 export function bodyShopMismatch(topic: string, rawBody: string, shop: string): string | undefined {
   const role = topicInfo(topic)?.role;
-  if (normalizeTopic(topic) === "customers/delete") return notACustomer(rawBody);
-  if (role !== "lifecycle" && role !== "compliance") return undefined;
-  const fields = BODY_SHOP_FIELDS[normalizeTopic(topic)] ?? [];
+  const name = normalizeTopic(topic);
+  if (name === "customers/delete") return notACustomer(rawBody);
+  const sync = role !== "lifecycle" && role !== "compliance";
+  // The acknowledgement's hot path: a sync body is parsed here only if it may name a shop.
+  if (sync && !ANY_TOPIC_SHOP_FIELDS.some((f) => rawBody.includes(`"${f}"`))) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(rawBody);
   } catch {
-    return "Body is not valid JSON";
+    // Sync topics: planning records it as invalid, with the parser's reason.
+    return sync ? undefined : "Body is not valid JSON";
   }
-  if (!body || typeof body !== "object" || Array.isArray(body)) return "Body is not a JSON object";
-  const foreign = (OTHER_REQUEST_KEYS[normalizeTopic(topic)] ?? []).find((k) => Object.hasOwn(body, k));
-  if (foreign) return `Body is not a ${normalizeTopic(topic)} request (it carries ${foreign})`;
-  const named = fields
-    .map((f) => (body as Record<string, unknown>)[f])
-    .filter((v): v is string => typeof v === "string" && v.endsWith(".myshopify.com"));
-  // app/scopes_update's documented body names no shop: the HMAC and the installed-shop check stand.
-  if (!named.length) return topic === "app/scopes_update" ? undefined : "Body does not name the shop";
-  return named.every((d) => d.toLowerCase() === shop) ? undefined : "Body names another shop than the header";
+  if (!body || typeof body !== "object" || Array.isArray(body)) return sync ? undefined : "Body is not a JSON object";
+  const record = body as Record<string, unknown>;
+  const fields = sync ? ANY_TOPIC_SHOP_FIELDS : (BODY_SHOP_FIELDS[name] ?? []);
+  const foreign = (OTHER_REQUEST_KEYS[name] ?? []).find((k) => Object.hasOwn(record, k));
+  if (foreign) return `Body is not a ${name} request (it carries ${foreign})`;
+  const named = fields.map((f) => record[f]).filter((v): v is string => typeof v === "string" && v.endsWith(".myshopify.com"));
+  if (named.some((d) => d.toLowerCase() !== shop)) return "Body names another shop than the header";
+  // The lifecycle topics may name no shop (app/scopes_update never does; Shopify's 2026-04
+  // app/uninstalled sample has both domains null): they are acted on only as Shopify confirms
+  // them with the shop's own token (app/shops/installation.server.ts), so a genuine one is never refused.
+  if (!named.length && role === "compliance") return "Body does not name the shop";
+  return undefined;
 }
 
 /**

@@ -62,12 +62,16 @@ export interface FakeAdmin {
   calls: AdminCall[];
   /** The latest offline access token handed out, by shop. */
   tokens: Map<string, string>;
-  /** Every access token handed out (non-expiring ones stay valid; expiring ones until `expiresAt`). */
+  /** Every access token handed out (non-expiring ones stay valid until an uninstall; expiring ones until `expiresAt`). */
   issued: Set<string>;
   /** When each expiring access token stops working (ms since the epoch). */
   expiresAt: Map<string, number>;
   /** Ends every expiring access token of the shop now, as an hour passing would (refresh tokens keep working). */
   expireTokens(shop: string): void;
+  /** The merchant uninstalls the app: Shopify revokes every token of the shop, refresh tokens too (the Admin API answers 401). */
+  uninstall(shop: string): void;
+  /** The merchant's granted scopes change (what currentAppInstallation.accessScopes and token answers report). */
+  grantScopes(shop: string, scopes: string[]): void;
   shops: Map<string, FakeShop>;
   addShop(shop: Partial<FakeShop> & { domain: string }): FakeShop;
   /** Answers GraphQL operations whose query contains `match`. */
@@ -109,7 +113,8 @@ export async function startFakeAdmin(
     shopOfToken.set(token, shop);
     refreshTokens.set(refresh, { shop, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000, retired: false, previous });
     return { access_token: token, scope: (shops.get(shop) ?? addShop({ domain: shop })).scopes, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, refresh_token_expires_in: REFRESH_TOKEN_SECONDS };
-  };  const shops = new Map<string, FakeShop>();
+  };
+  const shops = new Map<string, FakeShop>();
   const resolvers: { match: string; resolver: GraphqlResolver }[] = [];
   const buckets = new CostBuckets();
   const throttled: Record<string, number> = {};
@@ -207,6 +212,7 @@ export async function startFakeAdmin(
         const token = `shpat_fake_${online ? "online" : "offline"}_${crypto.randomUUID().replaceAll("-", "")}`;
         if (!online) tokens.set(shop, token);
         issued.add(token);
+        shopOfToken.set(token, shop);
         if (!shops.has(shop)) addShop({ domain: shop });
         const scope = shops.get(shop)!.scopes;
         return json(
@@ -272,6 +278,13 @@ export async function startFakeAdmin(
     expireTokens: (shop) => {
       for (const [token, at] of expiresAt) if (at > Date.now() && shopOfToken.get(token) === shop) expiresAt.set(token, Date.now());
     },
+    grantScopes: (shop, granted) => {
+      (shops.get(shop) ?? addShop({ domain: shop })).scopes = granted.join(",");
+    },
+    uninstall: (shop) => {
+      for (const [token, owner] of shopOfToken) if (owner === shop) issued.delete(token);
+      for (const [refresh, r] of refreshTokens) if (r.shop === shop) refreshTokens.delete(refresh);
+    },
     shops,
     addShop,
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),
@@ -286,6 +299,10 @@ export async function startFakeAdmin(
       }),
   };
   installStorefrontResolvers(admin);
+  // The granted scopes (after the storefront's currentAppInstallation { id }: the last match answers).
+  admin.onGraphql("accessScopes", (_q, _v, domain) => ({
+    currentAppInstallation: { accessScopes: (shops.get(domain)?.scopes.split(",").filter(Boolean) ?? []).map((handle) => ({ handle })) },
+  }));
   return admin;
 }
 

@@ -23,7 +23,7 @@ describe("configuration", () => {
   it("allows development secrets in production mode only when asked explicitly, and only on a local URL", () => {
     const cfg = buildConfig({ NODE_ENV: "production", ALLOW_DEV_SECRETS: "1" });
     expect(cfg.defaultedSecrets).toEqual(["SHOPIFY_API_KEY", "SHOPIFY_API_SECRET", "ENCRYPTION_KEY"]);
-    expect(buildConfig({ NODE_ENV: "production", ...REAL }).defaultedSecrets).toEqual([]);
+    expect(buildConfig({ NODE_ENV: "production", SHOPIFY_APP_URL: "http://localhost:3000", ...REAL }).defaultedSecrets).toEqual([]);
   });
 
   it("runs on a public URL with real secrets, previous ones for rotation, and no overrides", () => {
@@ -37,6 +37,13 @@ describe("configuration", () => {
     const cfg = buildConfig({ SHOPIFY_ADMIN_API_ORIGIN: "http://127.0.0.1:4020", APP_BRIDGE_URL: "http://127.0.0.1:4020/cdn/app-bridge.js" });
     expect(cfg.adminApiOrigin).toBe("http://127.0.0.1:4020");
     expect(cfg.appBridgeUrl).toBe("http://127.0.0.1:4020/cdn/app-bridge.js");
+  });
+
+  it("binds the loopback interface on the development secrets, every interface otherwise", () => {
+    expect(buildConfig({}).host).toBe("127.0.0.1");
+    expect(buildConfig({ NODE_ENV: "production", ALLOW_DEV_SECRETS: "1" }).host).toBe("127.0.0.1");
+    expect(buildConfig({ ...PUBLIC, NODE_ENV: "production" }).host).toBe("0.0.0.0");
+    expect(buildConfig({ ...PUBLIC, HOST: "10.0.0.5" }).host).toBe("10.0.0.5");
   });
 
   it("uses PostgreSQL when DATABASE_URL is set", () => {
@@ -54,6 +61,10 @@ describe("configuration", () => {
     ],
     // A deployer who forgot SHOPIFY_APP_URL: the app looks local, but it is a production process.
     [{ NODE_ENV: "production" }, /SHOPIFY_API_KEY is required because NODE_ENV=production/],
+    // Real secrets do not make a forgotten SHOPIFY_APP_URL right: the app would start on localhost.
+    [{ NODE_ENV: "production", ...REAL }, /SHOPIFY_APP_URL is required because NODE_ENV=production/],
+    // The published development secrets never listen beyond this machine.
+    [{ HOST: "0.0.0.0" }, /HOST 0.0.0.0 is refused with the development secrets/],
     [{ NODE_ENV: "production", ...REAL, SHOPIFY_API_SECRET: DEV_SECRETS.SHOPIFY_API_SECRET }, /SHOPIFY_API_SECRET is the development value/],
     // The development encryption key in every encoding, outside local use.
     [{ ...PUBLIC, ENCRYPTION_KEY: DEV_SECRETS.ENCRYPTION_KEY }, /ENCRYPTION_KEY is the development value/],
@@ -89,6 +100,18 @@ describe("configuration", () => {
     expect("code" in failure && failure.code).toBe(1);
     expect(failure.stderr.trim().split("\n")).toHaveLength(1);
     expect(failure.stderr).toMatch(/^Invalid configuration: PORT/);
+  });
+
+  it("stops a production start-up with real secrets that forgot SHOPIFY_APP_URL, instead of serving on localhost", async () => {
+    const failure = await run(process.execPath, [path.join(ROOT, "build/server/serve.js")], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, NODE_ENV: "production", ...REAL, PGLITE_DATA_DIR: "memory://", PORT: "0" },
+      timeout: 60_000,
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect("code" in failure && failure.code).toBe(1);
+    expect(failure.stderr.trim().split("\n")).toEqual([
+      "Invalid configuration: SHOPIFY_APP_URL is required because NODE_ENV=production (ALLOW_DEV_SECRETS=1 permits a local trial)",
+    ]);
   });
 
   it("stops a production start-up that forgot SHOPIFY_APP_URL and the secrets, naming the variable", async () => {

@@ -150,14 +150,14 @@ describe("request bodies read up to a limit", () => {
 
   it("refuses a body declared too long without opening it", async () => {
     const { stream, seen } = streamOf(4, 1024);
-    expect(await readBodyLimited(requestWith(stream, 10_000), 4096)).toBeNull();
+    expect(await readBodyLimited(requestWith(stream, 10_000), 4096)).toEqual({ ok: false, refusal: "too-large" });
     expect(stream.locked).toBe(false);
     expect(seen.pulled).toBe(0);
   });
 
   it("stops reading a streamed body at the limit, and leaves it uncancelled and unlocked", async () => {
     const { stream, seen } = streamOf(100, 1024);
-    expect(await readBodyLimited(requestWith(stream), 4096)).toBeNull();
+    expect(await readBodyLimited(requestWith(stream), 4096)).toEqual({ ok: false, refusal: "too-large" });
     expect(stream.locked).toBe(false);
     expect(seen.cancelled).toBe(false);
     expect(seen.pulled).toBeLessThan(10);
@@ -165,6 +165,7 @@ describe("request bodies read up to a limit", () => {
 
   it("returns a body within the limit whole", async () => {
     const { stream } = streamOf(3, 1024);
-    expect((await readBodyLimited(requestWith(stream), 4096))?.byteLength).toBe(3072);
+    const read = await readBodyLimited(requestWith(stream), 4096);
+    expect(read.ok && read.body.byteLength).toBe(3072);
   });
 });

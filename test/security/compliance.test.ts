@@ -4,6 +4,7 @@ import { database } from "~/db.server";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { orderBody } from "../sync/fixtures";
+import { install } from "../backfill/helpers";
 
 // The mandatory privacy topics end to end: signed webhook → app → worker → database and emulator.
 describeEachDatabase("privacy requests", (kind) => {
@@ -19,8 +20,6 @@ describeEachDatabase("privacy requests", (kind) => {
     await h.connect(shop);
     await h.connect(other);
     await h.connect(overlap);
-    // The merchant chose to delete service contacts when Shopify customers go.
-    await h.app.db.prisma.shop.update({ where: { domain: shop }, data: { settings: { deleteContactOnCustomerDelete: true } } });
     h.startWorkers();
     for (const s of [shop, other]) {
       for (const c of [target, kept]) await deliver(s, "customers/create", customerBody({ id: c.id, email: c.email }));
@@ -121,7 +120,8 @@ describeEachDatabase("privacy requests", (kind) => {
       expect(dead.map((d) => d.lastError)).toEqual([]);
     });
 
-    it("keeps the service contact when the merchant's setting says so", async () => {
+    it("keeps the service contact when the merchant chose so on the Privacy page", async () => {
+      await h.app.db.prisma.shop.update({ where: { domain: other }, data: { settings: { eraseContactOnRedact: false } } });
       await deliver(other, "customers/redact", request(other, kept));
       expect(await lastDelivery(other, "customers/redact")).toMatchObject({ outcome: "handled" });
       expect((await lastDelivery(other, "customers/redact"))?.outcomeDetail).toMatch(/service contact kept/);
@@ -204,13 +204,15 @@ describeEachDatabase("privacy requests", (kind) => {
   });
 
   describe("app/uninstalled, app/scopes_update and shop/redact", () => {
-    it("app/scopes_update records the current scopes", async () => {
+    it("app/scopes_update records the scopes Shopify reports for the shop's token", async () => {
+      await install(h, shop); // the offline token the app asks Shopify with
+      h.app.admin.grantScopes(shop, ["read_orders", "read_customers"]);
       await deliver(shop, "app/scopes_update", { id: 1, shop_id: "gid://shopify/Shop/1", previous: ["read_orders"], current: ["read_orders", "read_customers"], updated_at: "2026-01-01T00:00:00Z" });
       expect((await h.app.db.prisma.shop.findUnique({ where: { domain: shop } }))?.scopes).toBe("read_orders,read_customers");
     });
 
     it("app/uninstalled stops delivery and drops sessions, keeping the data", async () => {
-      await h.app.db.prisma.session.create({ data: { id: `offline_${shop}`, shop, state: "", accessToken: "x" } });
+      h.app.admin.uninstall(shop); // Shopify revokes the shop's token: the uninstall is confirmed
       const before = await rowCounts(shop);
       await deliver(shop, "app/uninstalled", { id: 1, myshopify_domain: shop, domain: "privacy.example.com" });
       const after = await rowCounts(shop);

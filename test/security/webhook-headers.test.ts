@@ -33,7 +33,6 @@ describe("webhook headers are not trusted", () => {
       ["app/uninstalled", uninstall],
       ["customers/redact", redact],
       ["shop/redact", JSON.stringify({ shop_id: 1, shop_domain: attacker })],
-      ["app/uninstalled", fixture("customers/create")], // a body that names no shop at all
     ]) {
       const res = await sendWebhook(app.url, { topic, shop: victim, body });
       expect(res.status, topic).toBe(400);

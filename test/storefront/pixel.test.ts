@@ -85,7 +85,7 @@ it("each event's body is accepted by the app proxy and reaches the service", asy
   await h.settle();
   const sent = h.emulator.requests.filter((r) => r.method === "POST" && r.path.startsWith("/api/events/"));
   expect(sent.map((r) => r.path)).toEqual(["/api/events/product/viewed", "/api/events/cart/created", "/api/events/cart/updated", "/api/events/cart/updated"]);
-  expect(sent[0].body).toMatchObject({ referenceId: "vid-pixel", id: "8001", name: "Red scarf", url: `${origin}/products/red-scarf`, image_url: "https://cdn.shopify.example/scarf.jpg", vendor: "Knits", currency: "USD" });
+  expect(sent[0].body).toMatchObject({ referenceId: "visitor:vid-pixel", id: "8001", name: "Red scarf", url: `${origin}/products/red-scarf`, image_url: "https://cdn.shopify.example/scarf.jpg", vendor: "Knits", currency: "USD" });
   expect(sent[2].body).toMatchObject({ id: "c1-pixel", total: 50, total_products: 2 });
   expect(JSON.stringify(sent)).not.toContain("cart-secret");
 });

@@ -27,7 +27,7 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       expect(await res.json()).toEqual({ queued: true, event: "product_viewed" });
       await h.settle();
       const [sent] = sentTo("/api/events/product/viewed");
-      expect(sent.body).toMatchObject({ referenceId: "vid-123", source: "shopify", id: "8001", name: "Red scarf", price: 25, currency: "USD" });
+      expect(sent.body).toMatchObject({ referenceId: "visitor:vid-123", source: "shopify", id: "8001", name: "Red scarf", price: 25, currency: "USD" });
       expect(sent.status).toBe(200);
     });
 
@@ -47,7 +47,7 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       const res = await postProxyEvent(h.app.url, signedProxyQuery({ shop, loggedInCustomerId: "777" }), productViewed("vid-777"));
       expect(res.status).toBe(202);
       await h.settle();
-      expect(sentTo("/api/events/product/viewed").at(-1)?.body).toMatchObject({ referenceId: "vid-777" });
+      expect(sentTo("/api/events/product/viewed").at(-1)?.body).toMatchObject({ referenceId: "visitor:vid-777" });
       expect((await fetch(`${h.app.url}/proxy/events?${signedProxyQuery({ shop })}`)).status).toBe(405);
     });
 
@@ -61,7 +61,7 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       const updated = sentTo("/api/events/cart/updated");
       expect(created.map((r) => (r.body as { id: string }).id)).toEqual(["tok-1"]);
       expect(updated.map((r) => (r.body as { id: string }).id)).toEqual(["tok-1"]);
-      expect(updated[0].body).toMatchObject({ referenceId: "vid-cart", total_products: 2, total: 50, products: [{ id: "8001", quantity: 2 }] });
+      expect(updated[0].body).toMatchObject({ referenceId: "visitor:vid-cart", total_products: 2, total: 50, products: [{ id: "8001", quantity: 2 }] });
       expect(JSON.stringify(h.emulator.requests)).not.toContain("secret-cart-key");
     });
 

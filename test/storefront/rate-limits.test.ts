@@ -19,7 +19,7 @@ describeEachDatabase("app proxy: rate limits a sender cannot choose around", (da
   const calls = (shop: string) => h.app.db.prisma.outboundCall.count({ where: { shop: domain(shop) } });
   const rateLimited = async (shop: string) => (await h.app.db.prisma.storefrontState.findUnique({ where: { shop: domain(shop) } }))?.eventsRateLimited ?? 0;
   const viewedBy = (visitorId: string) =>
-    h.emulator.requests.filter((r) => r.path === "/api/events/product/viewed" && (r.body as { referenceId?: string }).referenceId === visitorId);
+    h.emulator.requests.filter((r) => r.path === "/api/events/product/viewed" && (r.body as { referenceId?: string }).referenceId === `visitor:${visitorId}`);
 
   /** Posts with a new visitor id each time until the first 429 (fixed windows: at most two windows' worth). */
   async function floodUntilLimited(shop: string, forwardedFor: (i: number) => string) {

@@ -92,6 +92,7 @@ describe("settings", () => {
       optInMode: "trust_shopify",
       syncNonSubscribers: false,
       deleteContactOnCustomerDelete: false,
+      eraseContactOnRedact: true,
       abandonmentDelayMinutes: 60,
       orderCompletedOn: "paid_and_fulfilled",
       customerEventsCreateContacts: false,
