@@ -26,8 +26,9 @@ const STATUS: Record<string, { label: string; tone?: "success" | "critical" | "a
   delivered: { label: "Delivered", tone: "success" },
   queued: { label: "Waiting", tone: "attention" },
   running: { label: "Sending", tone: "info" },
-  dead: { label: "Gave up", tone: "critical" },
-  refused: { label: "Refused", tone: "critical" },
+  dead: { label: "Could not be delivered", tone: "critical" },
+  // Declined for good by the service (a blocked contact, a cart bought meanwhile): not a problem to replay.
+  refused: { label: "Declined by the service" },
   superseded: { label: "Not needed" },
 };
 

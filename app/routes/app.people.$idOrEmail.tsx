@@ -68,7 +68,7 @@ export default function PersonPage() {
               <Form method="get">
                 <FormLayout>
                   <FormLayout.Group>
-                    <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. order_completed" />
+                    <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. Order completed" helpText="An event name as the table below shows it" />
                     <TextField label="Keyword" name="search" value={filters.search ?? ""} onChange={set("search")} autoComplete="off" error={errors.search} placeholder="An order number, a product…" />
                     <TextField label="From" name="from" type="date" value={filters.from ?? ""} onChange={set("from")} autoComplete="off" error={errors.from ?? errors.dateFrom} />
                     <TextField label="To" name="to" type="date" value={filters.to ?? ""} onChange={set("to")} autoComplete="off" error={errors.to ?? errors.dateTo} />

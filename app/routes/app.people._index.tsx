@@ -5,13 +5,21 @@ import { useEffect, useState } from "react";
 import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
-import { PersonStatus, STATUS_FILTERS } from "~/people/ui";
+import { ConsentCounts, PersonStatus, STATUS_FILTERS } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   return peoplePage(session.shop, new URL(request.url).searchParams);
 };
+
+// The contact details the app fills in (app/sync's customer mapping), by their names in words.
+const FIELD_FILTERS = [
+  { label: "Any detail", value: "" },
+  { label: "First name", value: "firstName" },
+  { label: "Last name", value: "lastName" },
+  { label: "Phone number", value: "phoneNumber" },
+];
 
 type FilterName = "q" | "tags" | "notTags" | "segments" | "notSegments" | "field" | "value";
 
@@ -33,12 +41,13 @@ export default function People() {
           <ServiceUnavailable service={data.service} what="People" />
         ) : (
           <>
+            {data.consent && <ConsentCounts counts={data.consent} />}
             <Layout.Section>
               <Card>
                 <Form method="get">
                   <FormLayout>
                     <FormLayout.Group>
-                      {field("q", "Email contains")}
+                      {field("q", "Name or email", "A first name, a last name, both, or part of an email address")}
                       <Select label="Status" name="status" options={STATUS_FILTERS} value={form.status ?? ""} onChange={set("status")} error={errors.status} />
                     </FormLayout.Group>
                     <FormLayout.Group>
@@ -46,12 +55,12 @@ export default function People() {
                       {field("notTags", "Without these tags", "Comma-separated")}
                     </FormLayout.Group>
                     <FormLayout.Group>
-                      {field("segments", "In segments", "Segment ids, comma-separated")}
-                      {field("notSegments", "Not in segments", "Segment ids, comma-separated")}
+                      {field("segments", "In segments", "The segment numbers your marketing account shows, for example 12, 15")}
+                      {field("notSegments", "Not in segments", "The segment numbers your marketing account shows, for example 12, 15")}
                     </FormLayout.Group>
                     <FormLayout.Group>
-                      {field("field", "Custom field", "For example firstName")}
-                      {field("value", "Custom field value", "Exact value")}
+                      <Select label="Contact detail" name="field" options={FIELD_FILTERS} value={form.field ?? ""} onChange={set("field")} error={errors.field} />
+                      {field("value", "Is exactly", "For example Ada")}
                     </FormLayout.Group>
                     <InlineStack gap="200" align="end">
                       <Button url="/app/people">Clear</Button>

@@ -42,7 +42,7 @@ export default function Privacy() {
             <Box padding="400">
               <Text as="p" variant="bodyMd">
                 Shopify forwards your customers&apos; data requests for {shop} here. Download what Marketing Sync stores about the
-                customer and send it to them. Requests to erase a customer&apos;s data are handled automatically.
+                customer named in the row and send it to that customer&apos;s email address. Requests to erase a customer&apos;s data are handled automatically.
               </Text>
             </Box>
             {requests.length === 0 ? (

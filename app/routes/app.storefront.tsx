@@ -72,8 +72,19 @@ export default function Storefront() {
             <List.Item>
               Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt, o.zone)} (${trackerModeLabel(o.tracker.publishedMode, true)})` : "not yet"}
             </List.Item>
-            <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt, o.zone) : "none yet"}</List.Item>
+            <List.Item>
+              Last event your marketing account recorded: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt, o.zone) : "none yet"}
+            </List.Item>
           </List>
+          {/* The account records events from every source (this app's orders and carts too): it does not prove the embed is on. */}
+          {o.tracker.lastEventTrackedAt && o.embed.state !== "enabled" && (
+            <Text as="p" tone="subdued">
+              <span data-tracker-source-hint>
+                Your live theme does not load the tracker, so that event came from elsewhere: your marketing account also records the storefront events, orders
+                and carts this app sends.
+              </span>
+            </Text>
+          )}
           {o.tracker.syncError && (
             <Banner tone="warning" title="The tracker could not be published">
               <p>It is tried again automatically. {o.tracker.syncError}</p>
@@ -100,8 +111,8 @@ export default function Storefront() {
             <List.Item>Sent to your marketing account: {formatNumber(o.events.queued)}</List.Item>
             <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>
             <List.Item>Not sent (events off or not connected): {formatNumber(o.events.ignored)}</List.Item>
-            <List.Item>Refused (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
-            <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt, o.zone) : "none yet"}</List.Item>
+            <List.Item>Not sent (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
+            <List.Item>Last storefront event received: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt, o.zone) : "none yet"}</List.Item>
           </List>
         </SectionCard>
       </Layout>
