@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData, useRevalidator } from "@remix-run/react";
 import {
   Badge,
@@ -24,14 +24,19 @@ import type { HistoryView } from "~/admin/history.server";
 import { healthView } from "~/admin/health.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SupportDetails, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
+import { shopConsentCounts } from "~/people/people.server";
+import { ConsentCounts } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Sync health · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [view, zone] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop)]);
+  const [view, zone, consent] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop), shopConsentCounts(session.shop)]);
   return {
     ...view,
     zone,
+    consent,
     shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
   };
 };
@@ -192,6 +197,19 @@ export default function SyncHealth() {
           </Banner>
         </Layout.Section>
         {view.importRun && <HistoryCard history={view.importRun} zone={view.zone} />}
+        {view.consent && (
+          <>
+            <Layout.Section>
+              <InlineStack align="space-between" blockAlign="center">
+                <Text as="h2" variant="headingMd">
+                  Contacts in your marketing account
+                </Text>
+                <Link url="/app/people">View people</Link>
+              </InlineStack>
+            </Layout.Section>
+            <ConsentCounts counts={view.consent} />
+          </>
+        )}
         <Layout.Section>
           <InlineGrid columns={{ xs: 2, md: 4 }} gap="400">
             <Stat

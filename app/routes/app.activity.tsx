@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData, useSearchParams } from "@remix-run/react";
 import { Badge, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
@@ -8,6 +8,8 @@ import { recentActivity } from "~/admin/activity.server";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Activity · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);

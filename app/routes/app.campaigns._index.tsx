@@ -1,6 +1,20 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useNavigate, useNavigation, useSearchParams } from "@remix-run/react";
-import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Tabs, TextField } from "@shopify/polaris";
+import { Form, useActionData, useLoaderData, useNavigate, useNavigation, useSearchParams } from "@remix-run/react";
+import {
+  Box,
+  Button,
+  Card,
+  FormLayout,
+  IndexTable,
+  InlineStack,
+  Layout,
+  Link,
+  Page,
+  Select,
+  Tabs,
+  Text,
+  TextField,
+} from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { CAMPAIGN_TABS, StatusBadge } from "~/campaigns/ui";
@@ -161,13 +175,20 @@ export default function Campaigns() {
                         hint="Create a campaign, or start from one of your templates."
                       />
                     }
-                    headings={[{ title: "Name" }, { title: "Status" }, { title: "Created" }, { title: "Scheduled / sent" }]}
+                    headings={[
+                      { title: "Name" },
+                      { title: "Status" },
+                      { title: "Created" },
+                      { title: "Scheduled / sent" },
+                    ]}
                   >
                     {data.campaigns.map((c, i) => (
                       <IndexTable.Row id={String(c.id)} key={c.id} position={i}>
                         <IndexTable.Cell>
-                          <Link to={`/app/campaigns/${c.id}`} style={{ fontWeight: 600 }}>
-                            {c.name}
+                          <Link url={`/app/campaigns/${c.id}`} monochrome removeUnderline dataPrimaryLink>
+                            <Text as="span" fontWeight="semibold">
+                              {c.name}
+                            </Text>
                           </Link>
                         </IndexTable.Cell>
                         <IndexTable.Cell>
@@ -175,7 +196,15 @@ export default function Campaigns() {
                         </IndexTable.Cell>
                         <IndexTable.Cell>{c.times.created ?? "—"}</IndexTable.Cell>
                         <IndexTable.Cell>
-                          {c.times.sent ? `Sent ${c.times.sent}` : c.times.scheduled ? `${c.status === "scheduled" && Date.parse(c.scheduledAt ?? "") > Date.now() ? "Goes out" : "Was due"} ${c.times.scheduled}` : "—"}
+                          {c.times.sent
+                            ? `Sent ${c.times.sent}`
+                            : c.times.scheduled
+                            ? `${
+                                c.status === "scheduled" && Date.parse(c.scheduledAt ?? "") > Date.now()
+                                  ? "Goes out"
+                                  : "Was due"
+                              } ${c.times.scheduled}`
+                            : "—"}
                         </IndexTable.Cell>
                       </IndexTable.Row>
                     ))}

@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
 import { Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
@@ -7,6 +7,8 @@ import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
 import { PersonStatus, personStatusLabel } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Person · Marketing Sync" }];
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);

@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData } from "@remix-run/react";
 import { Banner, Box, Button, Card, IndexTable, Layout, Page, Text } from "@shopify/polaris";
 import { useState } from "react";
@@ -9,6 +9,8 @@ import { authenticate } from "~/shopify.server";
 
 // Customer data requests (customers/data_request); each export is downloaded from
 // app.privacy-export.tsx, assembled at that moment.
+export const meta: MetaFunction = () => [{ title: "Privacy · Marketing Sync" }];
+
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
   const [requests, zone] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(admin, session.shop)]);

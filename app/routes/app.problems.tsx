@@ -1,4 +1,4 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useEffect, useState, type ReactNode } from "react";
 import { Form, useActionData, useLoaderData, useNavigation, useRevalidator, useSearchParams } from "@remix-run/react";
 import {
@@ -23,6 +23,8 @@ import { listProblems, listReplayed, listRetrying, listUnprocessed, type ReplayO
 import { EmptyState, PageError, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Problems · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);

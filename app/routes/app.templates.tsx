@@ -1,4 +1,4 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
@@ -6,6 +6,8 @@ import { HandOffLink, LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } f
 import { PageError, formatWhen, useToast } from "~/admin/ui";
 import { createCampaign, templatesPage } from "~/campaigns/campaigns.server";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Templates · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);

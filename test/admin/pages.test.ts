@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMarketingClient } from "~/services/marketing/client.server";
 import { ConnectionError, connectShop, pauseShop, shopContext } from "~/shops/connection.server";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { fixture } from "../support/webhooks";
@@ -45,6 +46,31 @@ describe("every page answers only to a valid session token", () => {
       }
     });
   }
+
+  it("every page has a browser tab title, and pages and scripts are compressed; webhook answers are not", async () => {
+    const titles: Record<(typeof PAGES)[number], string> = {
+      "/app": "Sync health",
+      "/app/connection": "Connection",
+      "/app/settings": "Settings",
+      "/app/problems": "Problems",
+      "/app/activity": "Activity",
+    };
+    for (const page of PAGES) {
+      const doc = await openPage(h.app.url, A, page);
+      expect(doc.headers.get("content-encoding"), page).toBe("gzip");
+      const html = await doc.text();
+      expect(html, page).toContain(`<title>${titles[page]} · Marketing Sync</title>`);
+      const script = /<script type="module"[^>]*src="([^"]+\.js)"|<link rel="modulepreload" href="([^"]+\.js)"/.exec(html);
+      const src = script?.[1] ?? script?.[2];
+      expect(src, page).toBeTruthy();
+      const js = await fetch(new URL(src!, h.app.url), { headers: { "accept-encoding": "gzip" } });
+      expect(js.headers.get("content-encoding"), src).toBe("gzip");
+      await js.arrayBuffer();
+    }
+    const hook = await fetch(`${h.app.url}/webhooks`, { method: "POST", headers: { "accept-encoding": "gzip", "content-type": "application/json" }, body: "{}" });
+    await hook.arrayBuffer();
+    expect(hook.headers.get("content-encoding")).toBeNull();
+  });
 
   it("actions with a forged, expired or wrong-audience token change nothing", async () => {
     const before = await shopRow(B);
@@ -348,6 +374,20 @@ describe("health, problems and activity over the real pipeline", () => {
     );
     expect(settings.ok).toBe(false);
     expect(settings.errors).toMatchObject({ abandonmentDelayMinutes: expect.any(String), source: "Use at most 100 characters." });
+  });
+
+  it("Sync health counts the contacts that are subscribed, waiting for confirmation and unsubscribed, as the service has them", async () => {
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+    await svc.people.upsert({ email: "waits@example.com", source: "shopify", statusDetails: "unconfirmed", skipDoubleOptIn: true });
+    await svc.people.upsert({ email: "left@example.com", source: "shopify", statusDetails: "unsubscribed", skipDoubleOptIn: true });
+    const total = async (status: "confirmed" | "unconfirmed" | "unsubscribed" | "blocked") => (await svc.people.list({ status, perPage: 1 })).meta.total;
+    const expected = { subscribed: await total("confirmed"), waiting: await total("unconfirmed"), unsubscribed: await total("unsubscribed"), blocked: await total("blocked") };
+    expect(expected.waiting).toBeGreaterThan(0);
+    expect(expected.unsubscribed).toBeGreaterThan(0);
+    const home = await routeData<{ consent: unknown }>(await loadData(h.app.url, A, "/app"), "routes/app._index");
+    expect(home.consent).toEqual(expected);
+    const html = await (await openPage(h.app.url, A, "/app")).text();
+    expect(html).toContain("Waiting for confirmation");
   });
 
   it("the 30-day chart keeps history older than the delivered calls' retention", async () => {

@@ -206,6 +206,10 @@ describe("merchant admin in a browser", { timeout: 90_000 }, () => {
     expect(await statValue("Could not be delivered")).toBe(0);
     expect(await page.locator('[data-stat="Could not be delivered"]').locator("xpath=ancestor::a").getAttribute("href")).toContain("/app/problems");
     await page.getByText("Out of date: skipped ones Shopify delivered after a newer version").waitFor();
+    // How many contacts are subscribed, waiting for confirmation and unsubscribed; a tab title.
+    await page.getByText("Contacts in your marketing account").waitFor();
+    await page.locator('[data-consent="Waiting for confirmation"]').waitFor();
+    expect(await page.title()).toBe("Sync health · Marketing Sync");
     await shot("8-health-healthy");
 
     lcp["Activity"] = await open("/app/activity");

@@ -252,6 +252,8 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await page.waitForURL(/status=active/);
     await page.getByRole("link", { name: "adam@example.com" }).waitFor({ state: "detached" });
     await page.getByRole("link", { name: "ada@example.com" }).waitFor();
+    expect(await page.locator('[data-consent="Subscribed"]').innerText()).toMatch(/^\d+$/);
+    expect(await page.title()).toBe("People · Marketing Sync");
     await shot("11-people-search");
 
     await page.getByRole("link", { name: "ada@example.com" }).click();
