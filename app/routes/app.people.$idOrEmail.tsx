@@ -2,6 +2,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
 import { Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
+import { DateField } from "~/admin/DateField";
 import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
@@ -72,8 +73,8 @@ export default function PersonPage() {
                   <FormLayout.Group>
                     <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. Order completed" helpText="An event name as the table below shows it" />
                     <TextField label="Keyword" name="search" value={filters.search ?? ""} onChange={set("search")} autoComplete="off" error={errors.search} placeholder="An order number, a product…" />
-                    <TextField label="From" name="from" type="date" value={filters.from ?? ""} onChange={set("from")} autoComplete="off" error={errors.from ?? errors.dateFrom} />
-                    <TextField label="To" name="to" type="date" value={filters.to ?? ""} onChange={set("to")} autoComplete="off" error={errors.to ?? errors.dateTo} />
+                    <DateField label="From" name="from" value={filters.from ?? ""} onChange={set("from")} error={errors.from ?? errors.dateFrom} />
+                    <DateField label="To" name="to" value={filters.to ?? ""} onChange={set("to")} error={errors.to ?? errors.dateTo} />
                   </FormLayout.Group>
                   <InlineStack gap="200" align="end">
                     <Button url={`/app/people/${encodeURIComponent(p.email)}`}>Clear</Button>

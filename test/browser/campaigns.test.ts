@@ -274,6 +274,18 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await page.getByText("Order #1001").waitFor();
     await page.getByRole("cell", { name: "Cart abandoned" }).waitFor({ state: "detached" });
     await shot("13-person-events-filtered");
+    // Dates are picked in Polaris's calendar, not the browser's own date input.
+    expect(await page.locator('input[name="from"]').getAttribute("type")).toBe("text");
+    await page.getByRole("button", { name: "Pick the from date" }).click();
+    await page.getByRole("button", { name: /^Today/ }).waitFor();
+    await shot("13a-person-date-picker");
+    await page.getByRole("button", { name: /^Today/ }).click();
+    const now = new Date();
+    const today = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
+    expect(await page.locator('input[name="from"]').inputValue()).toBe(today);
+    await page.getByRole("button", { name: "Filter events" }).click();
+    await page.waitForURL(new RegExp(`from=${today}`));
+    await page.getByText("Order #1001").waitFor();
   });
 
   it("the marketing service not answering: the list says it could not be loaded, no empty state; Try again shows it once it answers", async () => {
