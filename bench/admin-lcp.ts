@@ -94,7 +94,7 @@ async function main() {
     if (installed.status !== 200) throw new Error(`installing the shop failed: ${installed.status}`);
     await app.connectShop(SHOP, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
 
-    console.log(`Largest contentful paint per admin page: ${LINK.downloadThroughput * 8e-6} Mbit/s down, ${LINK.latency} ms latency, ${RUNS} runs each (median)`);
+    console.log(`Largest contentful paint per admin page: ${((LINK.downloadThroughput * 8) / 1e6).toFixed(1)} Mbit/s down, ${LINK.latency} ms latency, ${RUNS} runs each (median)`);
     const rows: (string | number)[][] = [];
     let worst = 0;
     for (const p of PAGES) {
