@@ -1,4 +1,4 @@
-import { Badge, Card, InlineGrid, Layout, BlockStack, Text } from "@shopify/polaris";
+import { Badge, BlockStack, Box, Card, InlineGrid, Layout, Text } from "@shopify/polaris";
 
 /** A person's status in words, the same on the badges and in the status filter. */
 const STATUS_LABEL: Record<string, string> = {
@@ -69,6 +69,16 @@ export function ConsentCounts({ counts }: { counts: { subscribed: number; waitin
           </Card>
         ))}
       </InlineGrid>
+      {counts.waiting > 0 && (
+        <Box paddingBlockStart="200">
+          <Text as="p" tone="caution">
+            <span data-consent-waiting-hint>
+              {new Intl.NumberFormat("en-US").format(counts.waiting)} {counts.waiting === 1 ? "contact was" : "contacts were"} sent a confirmation email and
+              receive none of your campaigns until they confirm. Settings decides whether customers who subscribed at Shopify must confirm again.
+            </span>
+          </Text>
+        </Box>
+      )}
     </Layout.Section>
   );
 }

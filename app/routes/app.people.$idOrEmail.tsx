@@ -7,15 +7,16 @@ import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
 import { PersonStatus, personStatusLabel } from "~/people/ui";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
 
 export const meta: MetaFunction = () => [{ title: "Person · Marketing Sync" }];
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  const page = await personPage(session.shop, params.idOrEmail, new URL(request.url).searchParams);
+  const { session, admin } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([personPage(session.shop, params.idOrEmail, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
   if (page.notFound) throw new Response("Person not found", { status: 404 });
-  return page;
+  return { ...page, zone };
 };
 
 const FILTERS = ["event", "search", "from", "to"] as const;
@@ -44,7 +45,7 @@ export default function PersonPage() {
                 </span>
               </Text>
               <Text as="p" tone="subdued">
-                Person id {p.id} · added {formatWhen(p.createdAt)}
+                Person id {p.id} · added {formatWhen(p.createdAt, data.zone)}
               </Text>
               <Text as="h2" variant="headingMd">
                 Tags
@@ -96,7 +97,7 @@ export default function PersonPage() {
                       columnContentTypes={["text", "text", "text"]}
                       headings={["When", "Event", "Details"]}
                       rows={data.events.map((e) => [
-                        formatWhen(e.at),
+                        formatWhen(e.at, data.zone),
                         e.label,
                         // The stored data stays one hover away for support.
                         <div key={e.at + e.event} title={e.properties} style={{ whiteSpace: "normal", maxWidth: 560, wordBreak: "break-word" }}>

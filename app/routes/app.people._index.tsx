@@ -18,13 +18,15 @@ import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
 import { ConsentCounts, PersonStatus, STATUS_FILTERS } from "~/people/ui";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
 
 export const meta: MetaFunction = () => [{ title: "People · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  return peoplePage(session.shop, new URL(request.url).searchParams);
+  const { session, admin } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([peoplePage(session.shop, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
+  return { ...page, zone };
 };
 
 // The contact details the app fills in (app/sync's customer mapping), by their names in words.
@@ -155,7 +157,7 @@ export default function People() {
                           <PersonStatus status={p.status} details={p.statusDetails} />
                         </IndexTable.Cell>
                         <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
-                        <IndexTable.Cell>{formatWhen(p.createdAt)}</IndexTable.Cell>
+                        <IndexTable.Cell>{formatWhen(p.createdAt, data.zone)}</IndexTable.Cell>
                       </IndexTable.Row>
                     ))}
                   </IndexTable>

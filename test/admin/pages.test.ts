@@ -388,6 +388,8 @@ describe("health, problems and activity over the real pipeline", () => {
     expect(home.consent).toEqual(expected);
     const html = await (await openPage(h.app.url, A, "/app")).text();
     expect(html).toContain("Waiting for confirmation");
+    // Some are waiting: the page says they receive nothing until they confirm.
+    expect(html).toContain("data-consent-waiting-hint");
   });
 
   it("the 30-day chart keeps history older than the delivered calls' retention", async () => {

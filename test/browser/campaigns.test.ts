@@ -262,6 +262,9 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     // Events and fields in words, the data summed up.
     await page.getByRole("cell", { name: "Cart abandoned" }).waitFor();
     await page.getByRole("cell", { name: "Order completed" }).waitFor();
+    // Times in the store's zone (Paris), as on every other page.
+    await page.getByText(/added .* GMT\+1/).waitFor();
+    expect(await page.locator("table").last().innerText()).not.toContain("UTC");
     await page.getByText("Order #1001 · €42.50").waitFor();
     await page.getByText("First name", { exact: true }).waitFor();
     await page.getByRole("columnheader", { name: "When", exact: true }).waitFor();
