@@ -31,7 +31,7 @@ export function HealthChart({ points, range, timeZone = "UTC" }: { points: Chart
             <Legend wrapperStyle={{ fontSize: 12 }} />
             <Bar dataKey="delivered" name="Sent" stackId="a" fill="#29845a" isAnimationActive={false} />
             <Bar dataKey="failed" name="Failed attempts" stackId="a" fill="#e8b400" isAnimationActive={false} />
-            <Bar dataKey="dead" name="Gave up" stackId="a" fill="#c70a24" isAnimationActive={false} />
+            <Bar dataKey="dead" name="Could not be delivered" stackId="a" fill="#c70a24" isAnimationActive={false} />
             <Bar dataKey="unusable" name="Could not be used" stackId="a" fill="#8a8a8a" isAnimationActive={false} />
           </BarChart>
         </ResponsiveContainer>

@@ -2,8 +2,9 @@ import { Form, useNavigation, useRevalidator } from "@remix-run/react";
 import { Badge, BlockStack, Box, Button, InlineStack, ProgressBar, Select, Text } from "@shopify/polaris";
 import { useEffect, useRef, useState } from "react";
 import { BACKFILL_STATUS } from "../pipeline/status";
+import { historyState } from "./history-words";
 import type { HistoryView } from "./history.server";
-import { formatDuration, formatNumber, formatWhen, SectionCard } from "./ui";
+import { formatDuration, formatNumber, formatWhen, SectionCard, SupportDetails } from "./ui";
 
 const POLL_MS = 2_000;
 const isActive = (h: HistoryView) => h.status === BACKFILL_STATUS.queued || h.status === BACKFILL_STATUS.running;
@@ -28,6 +29,18 @@ function useRate(history: HistoryView | null): number | null {
   return rate;
 }
 
+/** What to do about a failed or retried import step, with the stored text folded away for support. */
+export function ImportProblem({ problem }: { problem: { why: string; fix: string; details: string } }) {
+  return (
+    <BlockStack gap="100">
+      <Text as="p">
+        <span data-history-problem>{problem.why}</span> {problem.fix}
+      </Text>
+      <SupportDetails>{problem.details}</SupportDetails>
+    </BlockStack>
+  );
+}
+
 /** The history import on the Connection page: a live progress bar while it runs, and a restart with the orders period. */
 export function HistoryImport({ history, timeZone, ordersWindow }: { history: HistoryView | null; timeZone?: string; ordersWindow: number | null }) {
   const revalidator = useRevalidator();
@@ -49,23 +62,19 @@ export function HistoryImport({ history, timeZone, ordersWindow }: { history: Hi
   const remaining = history?.total ? Math.max(0, history.total - history.done) : null;
   const eta = rate && rate > 0 && remaining !== null ? formatDuration((remaining / rate) * 1000) : null;
   const kind = history?.kind ? (KIND_LABEL[history.kind] ?? history.kind) : null;
+  const state = history ? historyState(history, (iso) => formatWhen(iso, timeZone)) : null;
 
   return (
     <SectionCard
       title="Store history"
-      badge={
-        history && (
-          <Badge tone={sending ? "info" : history.status === BACKFILL_STATUS.done ? "success" : history.status === BACKFILL_STATUS.failed ? "critical" : "info"}>
-            {sending ? "Sending" : history.status === BACKFILL_STATUS.done ? "Imported" : history.status === BACKFILL_STATUS.failed ? "Failed" : "Importing"}
-          </Badge>
-        )
-      }
+      badge={state && <Badge tone={state.tone}>{state.label}</Badge>}
     >
       {active && history ? (
         <BlockStack gap="200">
           <Text as="p">
-            {kind ?? "Starting"} ({history.kindNumber} of {history.kinds}){history.exporting ? ": Shopify is preparing the export…" : ""}
+            {kind ?? "Starting"} ({history.kindNumber} of {history.kinds}){history.exporting ? ": waiting for Shopify to prepare the export…" : ""}
           </Text>
+          {state?.problem && <ImportProblem problem={state.problem} />}
           <div data-history-progress={progress}>
             <ProgressBar progress={progress} tone="primary" size="small" animated />
           </div>
@@ -86,15 +95,14 @@ export function HistoryImport({ history, timeZone, ordersWindow }: { history: Hi
           )}
         </BlockStack>
       ) : (
-        <Text as="p" tone="subdued">
-          {history?.status === BACKFILL_STATUS.done
-            ? sending
-              ? `${formatNumber(history.objects)} customers, products and orders read from Shopify, ${formatNumber(history.sending)} still being sent.`
-              : `${formatNumber(history.objects)} customers, products and orders imported ${formatWhen(history.finishedAt, timeZone)}.`
-            : history?.status === BACKFILL_STATUS.failed
-              ? `The last import stopped: ${history.lastError ?? "unknown error"}. Start it again below.`
-              : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
-        </Text>
+        <BlockStack gap="200">
+          <Text as="p" tone="subdued">
+            <span data-history-state>
+              {state ? state.line : "Customers, products and orders that existed before you connected are imported once, without starting any automation."}
+            </span>
+          </Text>
+          {state?.problem && <ImportProblem problem={state.problem} />}
+        </BlockStack>
       )}
       {ordersWindow !== null && (
         // Shopify's rule, not ours: without read_all_orders the Admin API shows 60 days of orders.

@@ -1,6 +1,5 @@
 import { database } from "../db.server";
-import { callSearchSql, describeObject, isRowId, likePattern, summariseCall } from "./calls";
-import { maskEmailsIn } from "./privacy";
+import { callSearchSql, describeObject, isRowId, likePattern, ORDER_NAME_SQL, summariseCall } from "./calls";
 
 export interface ActivityEntry {
   id: string;
@@ -23,13 +22,15 @@ interface Row {
   lastError: string | null;
   createdAt: Date | string;
   deliveredAt: Date | string | null;
+  orderName: string | null;
 }
 
 export const ACTIVITY_PAGE_SIZE = 50;
 
 /**
  * Recent service calls of a shop, newest first (delivered ones are kept for the retention period),
- * searchable by customer e-mail, order name or object id. E-mails are masked.
+ * searchable by customer e-mail, order name or object id. The merchant's own admin shows e-mails whole
+ * (masking is for the logs).
  */
 export async function recentActivity(
   shop: string,
@@ -46,7 +47,7 @@ export async function recentActivity(
     where += ` AND o.id < $${params.length}::bigint`;
   }
   const rows = await database().sql.query<Row>(
-    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."lastError", o."createdAt", o."deliveredAt"
+    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."lastError", o."createdAt", o."deliveredAt", ${ORDER_NAME_SQL} AS "orderName"
        FROM "OutboundCall" o WHERE ${where} ORDER BY o.id DESC LIMIT ${ACTIVITY_PAGE_SIZE + 1}`,
     params,
   );
@@ -59,11 +60,11 @@ export async function recentActivity(
         object: describeObject(r.objectKey),
         what: s.what,
         customer: s.customer,
-        orderName: s.orderName,
+        orderName: s.orderName ?? r.orderName,
         status: r.status,
         attempts: r.attempts,
         at: new Date(r.deliveredAt ?? r.createdAt).toISOString(),
-        message: maskEmailsIn(r.lastError),
+        message: r.lastError,
       };
     }),
     nextBefore: rows.length > ACTIVITY_PAGE_SIZE ? page[page.length - 1].id : null,

@@ -1,6 +1,8 @@
 import { prisma } from "../db.server";
 import { counterHistory, syncHealth, type HistoryPoint, type SyncHealth } from "../pipeline/counters.server";
-import { CALL_STATUS, DELIVERY_OUTCOME } from "../pipeline/status";
+import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_OUTCOME } from "../pipeline/status";
+import { importProblemText } from "./history-words";
+import { historyView, type HistoryView } from "./history.server";
 import { pauseText } from "./plain-words";
 import { countUnprocessed } from "./problems.server";
 import { kindOf } from "../topics";
@@ -20,11 +22,17 @@ export interface HealthBanner {
 export interface HealthView {
   shop: ShopSummary;
   banner: HealthBanner;
-  kinds: (Omit<SyncHealth, "lastDeliveredAt"> & { stale: number; lastDeliveredAt: string | null })[];
+  /** per kind; `openDead`: its changes that could not be delivered and are still on the Problems page */
+  kinds: (Omit<SyncHealth, "lastDeliveredAt"> & { stale: number; openDead: number; lastDeliveredAt: string | null })[];
   totals: { received: number; delivered: number; skipped: number; stale: number; unusable: number; failed: number; dead: number; queued: number };
   lagMs: number;
-  /** failures that gave up and are still on the Problems page (totals.dead also counts replayed ones) */
+  /**
+   * Changes that could not be delivered and are still on the Problems page: the one count every
+   * page shows under that name (totals.dead also counts replayed and discarded ones: the chart's history).
+   */
   openDead: number;
+  /** the latest history import, as the Connection page shows it */
+  importRun: HistoryView | null;
   lastDeliveredAt: string | null;
   history: { day: HistoryPoint[]; month: HistoryPoint[] };
 }
@@ -37,14 +45,21 @@ export const LAG_DEGRADED_MS = 15 * 60_000;
  * lag, queue depth, the 24 h / 30 d history and one banner saying whether all is well and why.
  */
 export async function healthView(domain: string, now = new Date()): Promise<HealthView> {
-  const [shop, rows, staleByKind, day, month] = await Promise.all([
+  const [shop, rows, staleByKind, deadByKind, day, month, importRun] = await Promise.all([
     describeShop(domain),
     syncHealth(domain),
     staleCounts(domain),
+    openDeadCounts(domain),
     counterHistory(domain, "24h", now),
     counterHistory(domain, "30d", now),
+    historyView(domain),
   ]);
-  const kinds = rows.map((r) => ({ ...r, stale: staleByKind.get(r.kind) ?? 0, lastDeliveredAt: r.lastDeliveredAt?.toISOString() ?? null }));
+  const kinds = rows.map((r) => ({
+    ...r,
+    stale: staleByKind.get(r.kind) ?? 0,
+    openDead: deadByKind.get(r.kind) ?? 0,
+    lastDeliveredAt: r.lastDeliveredAt?.toISOString() ?? null,
+  }));
   const sum = (f: keyof HealthView["totals"]) => kinds.reduce((n, k) => n + k[f], 0);
   const totals = {
     received: sum("received"),
@@ -58,15 +73,15 @@ export async function healthView(domain: string, now = new Date()): Promise<Heal
   };
   const lagMs = Math.max(0, ...kinds.map((k) => k.lagMs));
   const lastDeliveredAt = kinds.map((k) => k.lastDeliveredAt).filter((d): d is string => Boolean(d)).sort().at(-1) ?? null;
-  const openDead = await prisma().outboundCall.count({ where: { shop: domain, status: CALL_STATUS.dead } });
+  const openDead = [...deadByKind.values()].reduce((n, c) => n + c, 0);
   const unusable = await countUnprocessed(domain, new Date(now.getTime() - UNUSABLE_WINDOW_MS));
-  return { shop, banner: banner(shop, { openDead, lagMs, unusable }), kinds, totals, lagMs, openDead, lastDeliveredAt, history: { day, month } };
+  return { shop, banner: banner(shop, { openDead, lagMs, unusable, importRun }), kinds, totals, lagMs, openDead, importRun, lastDeliveredAt, history: { day, month } };
 }
 
 /** Changes that could not be used (Problems page) are mentioned on the health banner for this long. */
 export const UNUSABLE_WINDOW_MS = 24 * 60 * 60_000;
 
-function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusable: number }): HealthBanner {
+function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusable: number; importRun: HistoryView | null }): HealthBanner {
   if (shop.state === "paused") {
     return {
       status: "paused",
@@ -87,9 +102,14 @@ function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusabl
     return {
       status: "degraded",
       title: "Sync is degraded",
-      reason: `${s.openDead} ${s.openDead === 1 ? "change" : "changes"} could not be delivered and ${s.openDead === 1 ? "needs" : "need"} your attention.`,
+      reason: `${s.openDead} ${s.openDead === 1 ? "change" : "changes"} could not be delivered.`,
       fix: "Open Problems to replay or discard them.",
     };
+  }
+  if (s.importRun?.status === BACKFILL_STATUS.failed) {
+    // New changes still flow, but the store's history is missing from the marketing account.
+    const p = importProblemText(s.importRun.lastError ?? "", s.importRun.kind);
+    return { status: "degraded", title: "The history import failed", reason: `New changes are being sent, but your store's history is not complete. ${p.why}`, fix: p.fix };
   }
   if (s.lagMs > LAG_DEGRADED_MS) {
     return {
@@ -109,6 +129,12 @@ function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusabl
     };
   }
   return { status: "healthy", title: "Sync is healthy", reason: "Changes from your store are reaching your marketing account.", fix: null };
+}
+
+/** Calls that could not be delivered and are still on the Problems page, per object kind. */
+async function openDeadCounts(shop: string): Promise<Map<string, number>> {
+  const rows = await prisma().outboundCall.groupBy({ by: ["kind"], where: { shop, status: CALL_STATUS.dead }, _count: { _all: true } });
+  return new Map(rows.map((r) => [r.kind, r._count._all]));
 }
 
 /** Webhook deliveries skipped as older than the version already applied, per object kind. */

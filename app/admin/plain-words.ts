@@ -44,7 +44,7 @@ export function failureText(stored: string, attempts?: number): string {
   const kind = /^([a-z_]+):/.exec(rest)?.[1];
   const words = (kind && FAILURE_WORDS[kind]) ?? "the marketing service did not accept the update";
   if (!gaveUp) return sentence(words);
-  return `Gave up after ${attempts ? `${attempts} ${attempts === 1 ? "try" : "tries"}` : "repeated tries"}: ${words}`;
+  return `Could not be delivered after ${attempts ? `${attempts} ${attempts === 1 ? "try" : "tries"}` : "repeated tries"}: ${words}`;
 }
 
 /** Why a paused shop is paused (its stored `<kind>: <message>`), in words. */

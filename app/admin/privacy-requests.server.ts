@@ -2,13 +2,12 @@ import { database } from "../db.server";
 import { knownEmail } from "../compliance/compliance.server";
 import { listDataRequests } from "../compliance/requests.server";
 import { dataRequestStatus } from "./plain-words";
-import { maskEmail } from "./privacy";
 
 export interface DataRequestRow {
   id: string;
   receivedAt: string;
   customerId: string | null;
-  /** masked, when the app knows the customer's address */
+  /** when the app knows the customer's address (whole: this is the merchant's own admin) */
   customerEmail: string | null;
   /** the outcome in words ("Ready to download (4 records)") */
   status: string;
@@ -25,7 +24,7 @@ export async function dataRequestRows(shop: string): Promise<DataRequestRow[]> {
       id: r.id,
       receivedAt: r.receivedAt,
       customerId: r.customerId,
-      customerEmail: r.customerId ? maskEmail(await knownEmail(db, shop, r.customerId)) : null,
+      customerEmail: r.customerId ? await knownEmail(db, shop, r.customerId) : null,
       status: dataRequestStatus(r.detail, r.status),
       detail: r.detail,
     })),

@@ -35,8 +35,8 @@ export async function problemAction(shop: string, form: FormData): Promise<Probl
   const sent = waiting
     ? `${n === 1 ? "Queued: it" : `${n} queued: they`} will be sent once your marketing account is reconnected`
     : n === 1
-      ? "Sent again"
-      : `${n} sent again`;
+      ? "Sending again"
+      : `${n} sending again`;
   // Older than what the service already has: sending it would go backwards.
   const skipped = superseded ? `${superseded} skipped: newer data was already sent` : "";
   const toast = n && skipped ? `${sent}; ${skipped}` : n ? sent : `Not sent: newer data was already sent`;

@@ -3,8 +3,7 @@ import { logger } from "../logger.server";
 import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.server";
 import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
-import { callSearchSql, describeObject, likePattern, summariseCall } from "./calls";
-import { maskEmailsIn } from "./privacy";
+import { callSearchSql, describeObject, likePattern, ORDER_NAME_SQL, summariseCall } from "./calls";
 
 export interface Problem {
   id: string;
@@ -14,13 +13,13 @@ export interface Problem {
   customer: string | null;
   orderName: string | null;
   attempts: number;
-  /** the service's message (e-mail addresses masked) */
+  /** the service's message */
   message: string | null;
   createdAt: string;
 }
 
 export interface ProblemGroup {
-  /** what failed, as the merchant reads it (e-mail addresses masked) */
+  /** what failed, as the service or the pipeline said it */
   reason: string;
   /** names the group in "replay all" without echoing the reason (an opaque digest) */
   key: string;
@@ -38,6 +37,7 @@ interface DeadRow {
   causeKey: string;
   lastResponse: unknown;
   createdAt: Date | string;
+  orderName: string | null;
 }
 
 const NO_REASON = "No reason recorded";
@@ -107,7 +107,54 @@ export async function listProblems(shop: string, options: ListOptions = {}): Pro
  * waiting, e.g. for a paused shop to be reconnected), grouped by reason.
  */
 export async function listRetrying(shop: string, options: ListOptions = {}): Promise<ProblemList> {
-  return groupFailures(shop, `o.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') AND o."lastError" IS NOT NULL`, options);
+  // Replayed and not yet tried (attempts 0): listReplayed shows them, without the old error.
+  return groupFailures(shop, `o.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') AND o."lastError" IS NOT NULL AND o.attempts > 0`, options);
+}
+
+/** What became of a replayed change, in words the page shows. */
+export type ReplayOutcome = "sending" | "retrying" | "delivered" | "failed" | "not_needed";
+
+export interface ReplayedItem {
+  id: string;
+  object: string;
+  orderName: string | null;
+  what: string;
+  customer: string | null;
+  outcome: ReplayOutcome;
+  replayedAt: string;
+}
+
+/** How long a replay stays listed with its outcome. */
+export const REPLAYED_WINDOW_MS = 60 * 60_000;
+
+/**
+ * Changes replayed in the last hour (a replay moves retryFrom past the creation) and what became
+ * of them: the page shows the real outcome, not the error from before the replay.
+ */
+export async function listReplayed(shop: string, options: { limit?: number; now?: Date } = {}): Promise<ReplayedItem[]> {
+  const since = new Date((options.now ?? new Date()).getTime() - REPLAYED_WINDOW_MS);
+  const rows = await database().sql.query<{ id: string; objectKey: string; call: unknown; status: string; attempts: number; retryFrom: Date | string; orderName: string | null }>(
+    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."retryFrom" AT TIME ZONE 'UTC' AS "retryFrom", ${ORDER_NAME_SQL} AS "orderName"
+       FROM "OutboundCall" o
+      WHERE o.shop = $1 AND o."retryFrom" > o."createdAt" + interval '1 second' AND o."retryFrom" >= $2
+        AND (o.status <> '${CALL_STATUS.superseded}' OR o."lastError" IS DISTINCT FROM 'discarded by the merchant')
+      ORDER BY o."retryFrom" DESC, o.id DESC LIMIT $3`,
+    [shop, since.toISOString(), options.limit ?? 20],
+  );
+  return rows.map((r) => {
+    const s = summariseCall(r.call);
+    const pending = r.status === CALL_STATUS.queued || r.status === CALL_STATUS.running;
+    const outcome: ReplayOutcome = pending
+      ? r.attempts > 0
+        ? "retrying"
+        : "sending"
+      : r.status === CALL_STATUS.delivered
+        ? "delivered"
+        : r.status === CALL_STATUS.superseded
+          ? "not_needed"
+          : "failed";
+    return { id: r.id, object: describeObject(r.objectKey), orderName: s.orderName ?? r.orderName, what: s.what, customer: s.customer, outcome, replayedAt: new Date(r.retryFrom).toISOString() };
+  });
 }
 
 interface ListOptions {
@@ -132,7 +179,7 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
   const errors = shown.flatMap((c) => c.errors);
   const keys = shown.flatMap((c) => c.errors.map(() => c.key));
   const rows = await database().sql.query<DeadRow>(
-    `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", r."causeKey", o."lastResponse", o."createdAt"
+    `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", r."causeKey", o."lastResponse", o."createdAt", ${ORDER_NAME_SQL} AS "orderName"
        FROM (SELECT o.id, m.key AS "causeKey", row_number() OVER (PARTITION BY m.key ORDER BY o.id DESC) AS rank
                FROM "OutboundCall" o
                JOIN unnest($${params.length + 1}::text[], $${params.length + 2}::text[]) AS m(error, key) ON m.error = coalesce(o."lastError", '')
@@ -143,7 +190,7 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
     [...params, errors, keys, options.limit ?? 50],
   );
   const groups = new Map<string, ProblemGroup>(
-    shown.map((c) => [c.key, { reason: maskEmailsIn(c.cause.trim()) || NO_REASON, key: c.key, count: c.count, problems: [] }]),
+    shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, problems: [] }]),
   );
   for (const r of rows) {
     const s = summariseCall(r.call);
@@ -153,9 +200,9 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
       kind: r.kind,
       what: s.what,
       customer: s.customer,
-      orderName: s.orderName,
+      orderName: s.orderName ?? r.orderName,
       attempts: r.attempts,
-      message: maskEmailsIn(serviceMessage(r.lastResponse) ?? r.lastError),
+      message: serviceMessage(r.lastResponse) ?? r.lastError,
       createdAt: new Date(r.createdAt).toISOString(),
     });
   }
@@ -214,7 +261,7 @@ export interface UnprocessedItem {
   /** what Shopify sent (its topic), or "abandoned checkout" for a reminder that could not be made */
   what: string;
   object: string | null;
-  /** why it could not be used (e-mail addresses masked) */
+  /** why it could not be used */
   reason: string;
   at: string;
 }
@@ -240,7 +287,7 @@ export async function listUnprocessed(shop: string, options: { limit?: number } 
     items: rows.map((r) => ({
       what: r.what,
       object: r.object ? describeObject(r.object) : null,
-      reason: maskEmailsIn(r.reason?.trim() || NO_REASON) ?? NO_REASON,
+      reason: r.reason?.trim() || NO_REASON,
       at: new Date(r.at ?? 0).toISOString(),
     })),
   };

@@ -10,7 +10,7 @@ import { fieldErrors } from "../admin/forms";
 import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
-import { LOCAL_DATETIME_RE, isValidZone, localToIso, scheduleReadings, serviceRounded } from "./schedule";
+import { LOCAL_DATETIME_RE, formatInZone, isValidZone, localToIso, scheduleReadings, scheduleText, serviceRounded } from "./schedule";
 
 const PER_PAGE = 20;
 
@@ -32,6 +32,8 @@ export interface CampaignView {
   sentAt: string | null;
   /** the stored schedule in the store's zone and in UTC */
   scheduled: { local: string; utc: string; zone: string } | null;
+  /** created, scheduled and sent times as the pages print them, in the store's zone */
+  times: { created: string | null; scheduled: string | null; sent: string | null };
   editorUrl: string | null;
   dashboardUrl: string | null;
 }
@@ -59,6 +61,11 @@ function toView(c: Campaign, baseUrl: string, zone: string): CampaignView {
     scheduledAt: c.scheduledAt,
     sentAt: c.sentAt,
     scheduled: c.scheduledAt && !Number.isNaN(Date.parse(c.scheduledAt)) ? scheduleReadings(c.scheduledAt, zone) : null,
+    times: {
+      created: c.createdAt && !Number.isNaN(Date.parse(c.createdAt)) ? formatInZone(c.createdAt, zone) : null,
+      scheduled: c.scheduledAt && !Number.isNaN(Date.parse(c.scheduledAt)) ? scheduleText(c.scheduledAt, zone) : null,
+      sent: c.sentAt && !Number.isNaN(Date.parse(c.sentAt)) ? formatInZone(c.sentAt, zone) : null,
+    },
     editorUrl: handOffUrl(c.links?.editorUrl, baseUrl) ?? null,
     dashboardUrl: handOffUrl(c.links?.campaignUrl, baseUrl) ?? null,
   };
@@ -149,11 +156,23 @@ export async function campaignPage(shop: string, rawId: string | undefined, zone
   const access = await serviceAccess(shop);
   if (noService(access)) return { notFound: false as const, service: noServiceView(access), campaign: null, zone, problem: null };
   try {
-    const campaign = await access.client.campaigns.get(id.data);
-    return { notFound: false as const, service: null, campaign: toView(campaign, access.baseUrl, zone), zone, problem: null };
+    const [campaign, reach] = await Promise.all([access.client.campaigns.get(id.data), confirmedCount(access.client)]);
+    return { notFound: false as const, service: null, campaign: toView(campaign, access.baseUrl, zone), zone, problem: null, reach };
   } catch (error) {
     if (isMarketingServiceError(error) && error.kind === "campaign_not_found") return { notFound: true as const };
     return { notFound: false as const, service: null, campaign: null, zone, problem: describeLoadError(error, access.baseUrl, "This campaign") };
+  }
+}
+
+/**
+ * How many people a send reaches today: the service sends to every confirmed person (§4.2), so the
+ * people list filtered by status `confirmed` gives the number (its total). Null when it cannot be read.
+ */
+async function confirmedCount(client: ServiceAccess["client"]): Promise<number | null> {
+  try {
+    return (await client.people.list({ status: "confirmed", page: 1, perPage: 1 })).meta.total;
+  } catch {
+    return null;
   }
 }
 
@@ -267,6 +286,7 @@ const detailFormSchema = z.discriminatedUnion("intent", [
     force: flag,
   }),
   z.object({ intent: z.literal("send"), force: flag }),
+  z.object({ intent: z.literal("unschedule") }),
 ]);
 
 export type CampaignActionResult =
@@ -384,7 +404,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
   if (!id.success) return refused(intent, { kind: "campaign_not_found", title: "Campaign not found", message: "This campaign does not exist." });
   const parsed = detailFormSchema.safeParse(raw);
   if (!parsed.success) {
-    if (!["update", "clone", "delete", "test-send", "schedule", "send"].includes(intent)) {
+    if (!["update", "clone", "delete", "test-send", "schedule", "send", "unschedule"].includes(intent)) {
       return refused(intent, { kind: "form", title: "That action is not possible", message: "Reload the page and try again." });
     }
     return formProblem(intent, parsed.error);
@@ -436,14 +456,33 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
         const notReady = await readyToSend(client, id.data, "schedule", details);
         if (notReady) return notReady;
         const c = await client.campaigns.schedule(id.data, { scheduledAt: iso, ...(a.force ? { force: true } : {}) });
-        const when = c.scheduledAt ? scheduleReadings(c.scheduledAt, zone) : null;
-        return done(when ? `Scheduled for ${when.local}` : "Scheduled");
+        return done(c.scheduledAt ? `Scheduled: goes out ${scheduleText(c.scheduledAt, zone)}` : "Scheduled");
       }
       case "send": {
         const notReady = await readyToSend(client, id.data, "send", details);
         if (notReady) return notReady;
         await client.campaigns.send(id.data, a.force ? { force: true } : {});
         return done("Sending to your whole confirmed list");
+      }
+      case "unschedule": {
+        // The service has no unschedule (§3.1): a copy goes back to draft (same content and
+        // targeting, its own id, review again), then the scheduled one is deleted so it never goes out.
+        const saved = await client.campaigns.get(id.data);
+        if (saved.status !== "scheduled") {
+          return refused("unschedule", { kind: "form", title: "This campaign is not scheduled", message: "Only a scheduled campaign can be moved back to draft. Reload the page." });
+        }
+        const copy = await client.campaigns.clone(id.data, { name: saved.name });
+        try {
+          await client.campaigns.delete(id.data);
+        } catch (error) {
+          logger().warn({ shop, campaign: id.data, copy: copy.id, err: error instanceof Error ? error.message : String(error) }, "unschedule: copy made, scheduled campaign not deleted");
+          return refused("unschedule", {
+            kind: "unschedule_incomplete",
+            title: "The scheduled campaign is still scheduled",
+            message: `A draft copy was made (“${copy.name}”), but the scheduled campaign could not be deleted and will still go out. Delete it on this page, or try again.`,
+          });
+        }
+        return done(`Moved back to draft as a copy: pick a new time or send it when ready`, `/app/campaigns/${copy.id}`);
       }
     }
   });

@@ -48,3 +48,16 @@ export function scheduleReadings(iso: string, zone: string): { local: string; ut
 export function isoToLocalInput(iso: string, zone: string): string {
   return DateTime.fromISO(iso).setZone(zone).toFormat("yyyy-MM-dd'T'HH:mm");
 }
+
+const isUtc = (zone: string) => zone === "UTC" || zone === "Etc/UTC";
+
+/**
+ * One reading of a stored time for the merchant: the store's zone, with UTC (as the service
+ * stores it) in brackets only when the store is elsewhere: "Jan 15, 2027, 9:31 AM EST (2:31 PM UTC)".
+ */
+export function scheduleText(iso: string, zone: string): string {
+  const local = formatInZone(iso, zone);
+  if (isUtc(zone)) return local;
+  const utc = new Intl.DateTimeFormat("en-US", { timeStyle: "short", timeZone: "UTC" }).format(new Date(iso));
+  return `${local} (${utc} UTC)`;
+}

@@ -137,8 +137,20 @@ export async function shopStatus(shop: string) {
 export async function shopProblems(shop: string, search?: string) {
   await knownShop(shop);
   const { listProblems, listUnprocessed } = await import("../admin/problems.server");
+  const { maskEmailsIn } = await import("../admin/privacy");
   const problems = await listProblems(shop, { search, limit: 1_000, groups: 200 });
-  return { ...problems, unprocessed: search ? { count: 0, items: [] } : await listUnprocessed(shop, { limit: 200 }) };
+  const unprocessed = search ? { count: 0, items: [] } : await listUnprocessed(shop, { limit: 200 });
+  // The merchant's admin shows their customers whole; support's terminal, like the logs, does not.
+  const customer = (c: string | null) => maskEmailsIn(c?.replace(/^.*<([^>]+)>$/, "$1") ?? null);
+  return {
+    ...problems,
+    groups: problems.groups.map((g) => ({
+      ...g,
+      reason: maskEmailsIn(g.reason) ?? g.reason,
+      problems: g.problems.map((p) => ({ ...p, customer: customer(p.customer), message: maskEmailsIn(p.message) })),
+    })),
+    unprocessed: { ...unprocessed, items: unprocessed.items.map((u) => ({ ...u, reason: maskEmailsIn(u.reason) ?? u.reason })) },
+  };
 }
 
 /** `reconcile --shop`: the shop's reconciliation sweep now, in this process (refused while a worker runs it). */

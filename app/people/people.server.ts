@@ -11,7 +11,7 @@ import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { emailSchema, personStatusFilters, type PaginationMeta, type PeopleListFilters, type Person, type PersonEventRecord } from "../services/marketing/schemas";
 import { messageOf } from "../errors";
-import { eventSummary, fieldLabel, inWords } from "./words";
+import { eventFilterName, eventLabel, eventSummary, fieldLabel } from "./words";
 
 const PER_PAGE = 25;
 
@@ -70,7 +70,7 @@ const toView = (p: Person): PersonView => ({
 const toEvent = (e: PersonEventRecord): EventRow => ({
   at: new Date(e.timestamp * 1000).toISOString(),
   event: e.event,
-  label: inWords(e.event),
+  label: eventLabel(e.event),
   summary: eventSummary(e.event, e.properties),
   properties: JSON.stringify(e.properties),
 });
@@ -92,8 +92,8 @@ export const peopleSearchSchema = z
     status: z.enum(personStatusFilters, { error: "Pick a status from the list." }).optional(),
     tags: list(1000),
     notTags: list(1000),
-    segments: list(500).pipe(z.array(z.string().regex(/^\d+$/, { error: "Segment ids are numbers, separated by commas." }))),
-    notSegments: list(500).pipe(z.array(z.string().regex(/^\d+$/, { error: "Segment ids are numbers, separated by commas." }))),
+    segments: list(500).pipe(z.array(z.string().regex(/^\d+$/, { error: "Segment numbers only, separated by commas (for example 12, 15)." }))),
+    notSegments: list(500).pipe(z.array(z.string().regex(/^\d+$/, { error: "Segment numbers only, separated by commas (for example 12, 15)." }))),
     field: z
       .string()
       .trim()
@@ -116,9 +116,9 @@ export async function peoplePage(shop: string, params: URLSearchParams) {
     if (v !== null && v !== "") raw[key] = v;
   }
   const access = await serviceAccess(shop);
-  if (noService(access)) return { service: noServiceView(access), form: raw, errors: {}, people: [], page: null, problem: null };
+  if (noService(access)) return { service: noServiceView(access), form: raw, errors: {}, people: [], page: null, problem: null, consent: null };
   const parsed = peopleSearchSchema.safeParse(raw);
-  if (!parsed.success) return { service: null, form: raw, errors: listFieldErrors(parsed.error), people: [], page: null, problem: null };
+  if (!parsed.success) return { service: null, form: raw, errors: listFieldErrors(parsed.error), people: [], page: null, problem: null, consent: null };
   const f = parsed.data;
   const filters: PeopleListFilters = {
     email: f.q,
@@ -130,11 +130,66 @@ export async function peoplePage(shop: string, params: URLSearchParams) {
     perPage: PER_PAGE,
   };
   try {
-    const result = await access.client.people.list(filters);
-    return { service: null, form: raw, errors: {}, people: result.data.map(toRow), page: pageInfo(result.meta), problem: null };
+    const [result, byName, consent] = await Promise.all([
+      access.client.people.list(filters),
+      // The service searches e-mails by keyword and custom fields by exact value only: a name typed
+      // in the search box is looked up as a first name, a last name or both, on the first page.
+      f.q && f.page === 1 ? nameMatches(access.client, f.q, { ...filters, email: undefined, fields: filters.fields }) : Promise.resolve([]),
+      f.page === 1 ? consentCounts(access.client).catch(() => null) : Promise.resolve(null),
+    ]);
+    const seen = new Set(result.data.map((p) => p.id));
+    const people = [...byName.filter((p) => !seen.has(p.id) && seen.add(p.id)), ...result.data].map(toRow);
+    return { service: null, form: raw, errors: {}, people, page: pageInfo(result.meta), problem: null, consent };
   } catch (error) {
-    return { service: null, form: raw, errors: {}, people: [], page: null, problem: describeLoadError(error, access.baseUrl, "Your contacts") };
+    return { service: null, form: raw, errors: {}, people: [], page: null, problem: describeLoadError(error, access.baseUrl, "Your contacts"), consent: null };
   }
+}
+
+type PeopleClient = NonNullable<Extract<Awaited<ReturnType<typeof serviceAccess>>, { client: unknown }>["client"]>;
+
+const titleCase = (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
+
+/** People whose first name, last name or both ("Ada Lovelace") are what was typed, as typed or capitalised. */
+async function nameMatches(client: PeopleClient, q: string, base: PeopleListFilters): Promise<Person[]> {
+  if (q.includes("@")) return [];
+  const words = q.split(/\s+/).filter(Boolean);
+  if (!words.length || words.length > 3) return [];
+  const variants = (w: string) => [...new Set([w, titleCase(w)])];
+  const queries: Record<string, string>[] =
+    words.length === 1
+      ? variants(words[0]).flatMap((w): Record<string, string>[] => [{ firstName: w }, { lastName: w }])
+      : variants(words[0]).flatMap((first) => variants(words.slice(1).join(" ")).map((last) => ({ firstName: first, lastName: last })));
+  const lists = await Promise.all(
+    queries.map((fields) => client.people.list({ ...base, fields: { ...base.fields, ...fields }, page: 1, perPage: 10 }).then((r) => r.data).catch(() => [])),
+  );
+  return lists.flat();
+}
+
+export interface ConsentCounts {
+  subscribed: number;
+  waiting: number;
+  unsubscribed: number;
+  /** blocked by the service (bounces, suppression) */
+  blocked: number;
+}
+
+/** The shop's consent counts for Sync health: null when not connected or the service does not answer. */
+export async function shopConsentCounts(shop: string): Promise<ConsentCounts | null> {
+  const access = await serviceAccess(shop);
+  if (noService(access)) return null;
+  try {
+    return await consentCounts(access.client);
+  } catch (error) {
+    logger().info({ shop, err: messageOf(error) }, "consent counts not readable");
+    return null;
+  }
+}
+
+/** How many contacts are subscribed, waiting for confirmation, unsubscribed and blocked: the list filtered by status, its total. */
+export async function consentCounts(client: PeopleClient): Promise<ConsentCounts> {
+  const total = (status: "confirmed" | "unconfirmed" | "unsubscribed" | "blocked") => client.people.list({ status, page: 1, perPage: 1 }).then((r) => r.meta.total);
+  const [subscribed, waiting, unsubscribed, blocked] = await Promise.all([total("confirmed"), total("unconfirmed"), total("unsubscribed"), total("blocked")]);
+  return { subscribed, waiting, unsubscribed, blocked };
 }
 
 /** One message per form field: `segments.2` is the `segments` box. */
@@ -181,7 +236,7 @@ export async function personPage(shop: string, rawIdOrEmail: string | undefined,
     let page: PageInfo | null = null;
     let problem: ServiceProblem | null = null;
     try {
-      const result = await access.client.people.events(key.data, { event: f.event, search: f.search, dateFrom: f.from, dateTo: f.to, page: f.page, perPage: PER_PAGE });
+      const result = await access.client.people.events(key.data, { event: f.event ? eventFilterName(f.event) : undefined, search: f.search, dateFrom: f.from, dateTo: f.to, page: f.page, perPage: PER_PAGE });
       events = result.data.map(toEvent);
       page = pageInfo(result.meta);
     } catch (error) {

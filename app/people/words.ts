@@ -8,7 +8,7 @@ const FIELD_LABELS: Record<string, string> = {
   firstName: "First name",
   lastName: "Last name",
   phoneNumber: "Phone number",
-  referenceId: "Reference ID",
+  referenceId: "Customer number in your store",
   source: "Source",
 };
 
@@ -20,6 +20,24 @@ export function inWords(name: string): string {
     .trim()
     .toLowerCase();
   return words ? words.charAt(0).toUpperCase() + words.slice(1) : name;
+}
+
+/** An event's one name on every page: the service's name in words ("order_refunded" → "Order refunded"). */
+export const eventLabel = (serviceName: string): string => inWords(serviceName);
+
+// Event names the service stores in camelCase (the tracker's); every other name is snake_case.
+const CAMEL_EVENTS = ["pageView"];
+
+/**
+ * What the merchant typed in the event filter, as the service's event name: the words the pages
+ * show ("Order completed", "page view") or the name itself ("order_completed").
+ */
+export function eventFilterName(typed: string): string {
+  const t = typed.trim();
+  if (!/\s/.test(t) && !/^[A-Z]/.test(t)) return t;
+  const camel = CAMEL_EVENTS.find((n) => inWords(n).toLowerCase() === inWords(t).toLowerCase());
+  if (camel) return camel;
+  return t.toLowerCase().split(/\s+/).join("_");
 }
 
 export const fieldLabel = (name: string): string => FIELD_LABELS[name] ?? inWords(name);
@@ -65,7 +83,8 @@ export function eventSummary(event: string, properties: unknown): string {
   const kind = event.toLowerCase().split(/[_.\-\s]/)[0];
   if (kind === "order" || kind === "cart") {
     const ref = properties.publicId ?? properties.id;
-    const total = amount(properties.total);
+    // A refund's data holds what was paid back (amount), not an order total.
+    const total = amount(properties.total) ?? amount(properties.amount);
     const parts = [
       kind === "order" ? (ref !== undefined && ref !== null && ref !== "" ? `Order ${String(ref)}` : "Order") : "Cart",
       total === null ? null : money(total, properties.currency),

@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData, useRevalidator } from "@remix-run/react";
 import {
   Badge,
@@ -18,17 +18,25 @@ import {
 } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { HealthChart } from "~/admin/HealthChart";
+import { ImportProblem } from "~/admin/HistoryImport";
+import { historyState } from "~/admin/history-words";
+import type { HistoryView } from "~/admin/history.server";
 import { healthView } from "~/admin/health.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SupportDetails, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
+import { shopConsentCounts } from "~/people/people.server";
+import { ConsentCounts } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Sync health · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [view, zone] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop)]);
+  const [view, zone, consent] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop), shopConsentCounts(session.shop)]);
   return {
     ...view,
     zone,
+    consent,
     shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
   };
 };
@@ -88,6 +96,32 @@ function Stat({
   );
 }
 
+/** The history import's state, in the same words as the Connection page, with a link there. */
+function HistoryCard({ history, zone }: { history: HistoryView; zone: string }) {
+  const state = historyState(history, (iso) => formatWhen(iso, zone));
+  return (
+    <Layout.Section>
+      <Card>
+        <BlockStack gap="200">
+          <InlineStack gap="200" blockAlign="center" align="space-between">
+            <InlineStack gap="200" blockAlign="center">
+              <Text as="h2" variant="headingMd">
+                Store history
+              </Text>
+              <Badge tone={state.tone}>{state.label}</Badge>
+            </InlineStack>
+            <Link url="/app/connection">{state.problem && state.label === "Failed" ? "Start it again on Connection" : "Details on Connection"}</Link>
+          </InlineStack>
+          <Text as="p" tone="subdued">
+            <span data-history-state>{state.line}</span>
+          </Text>
+          {state.problem && <ImportProblem problem={state.problem} />}
+        </BlockStack>
+      </Card>
+    </Layout.Section>
+  );
+}
+
 export default function SyncHealth() {
   const view = useLoaderData<typeof loader>();
   const revalidator = useRevalidator();
@@ -138,7 +172,7 @@ export default function SyncHealth() {
     formatNumber(k.stale),
     formatNumber(k.unusable),
     formatNumber(k.failed),
-    formatNumber(k.dead),
+    formatNumber(k.openDead),
     formatNumber(k.queued),
   ]);
 
@@ -162,6 +196,20 @@ export default function SyncHealth() {
             {banner.status === "paused" && shop.pauseReason && <SupportDetails>{shop.pauseReason}</SupportDetails>}
           </Banner>
         </Layout.Section>
+        {view.importRun && <HistoryCard history={view.importRun} zone={view.zone} />}
+        {view.consent && (
+          <>
+            <Layout.Section>
+              <InlineStack align="space-between" blockAlign="center">
+                <Text as="h2" variant="headingMd">
+                  Contacts in your marketing account
+                </Text>
+                <Link url="/app/people">View people</Link>
+              </InlineStack>
+            </Layout.Section>
+            <ConsentCounts counts={view.consent} />
+          </>
+        )}
         <Layout.Section>
           <InlineGrid columns={{ xs: 2, md: 4 }} gap="400">
             <Stat
@@ -172,9 +220,9 @@ export default function SyncHealth() {
             />
             <Stat label="Waiting to send" value={formatNumber(totals.queued)} />
             <Stat label="Current lag" value={formatDuration(view.lagMs)} />
-            {/* What is still on the Problems page: replayed or discarded ones no longer need attention. */}
+            {/* What is still on the Problems page: replayed or discarded ones are no longer counted. */}
             <Stat
-              label="Need attention"
+              label="Could not be delivered"
               value={formatNumber(view.openDead)}
               tone={view.openDead ? "critical" : undefined}
               help={view.openDead ? "Replay or discard them on the Problems page." : "Nothing to replay or discard."}
@@ -215,17 +263,18 @@ export default function SyncHealth() {
             {rows.length ? (
               <DataTable
                 columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
-                headings={["Type", "Received", "Sent", "Skipped", "Out of date", "Could not be used", "Failed attempts", "Gave up", "Waiting"]}
+                headings={["Type", "Received", "Sent", "Skipped", "Out of date", "Could not be used", "Failed attempts", "Could not be delivered", "Waiting"]}
                 rows={rows}
                 totals={[
                   "",
-                  ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.unusable, totals.failed, totals.dead, totals.queued].map(formatNumber),
+                  ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.unusable, totals.failed, view.openDead, totals.queued].map(formatNumber),
                 ]}
                 showTotalsInFooter
                 footerContent={
                   <span data-columns-help>
                     Received: changes your store sent. Sent: updates sent to your marketing account (one change can send several). Skipped:
                     changes with nothing to send. Out of date: skipped ones Shopify delivered after a newer version of the same thing.
+                    Could not be delivered: changes waiting on the Problems page to be replayed or discarded.
                   </span>
                 }
               />

@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData, useSearchParams } from "@remix-run/react";
 import { Badge, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
@@ -8,6 +8,8 @@ import { recentActivity } from "~/admin/activity.server";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Activity · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
@@ -26,8 +28,9 @@ const STATUS: Record<string, { label: string; tone?: "success" | "critical" | "a
   delivered: { label: "Delivered", tone: "success" },
   queued: { label: "Waiting", tone: "attention" },
   running: { label: "Sending", tone: "info" },
-  dead: { label: "Gave up", tone: "critical" },
-  refused: { label: "Refused", tone: "critical" },
+  dead: { label: "Could not be delivered", tone: "critical" },
+  // Declined for good by the service (a blocked contact, a cart bought meanwhile): not a problem to replay.
+  refused: { label: "Declined by the service" },
   superseded: { label: "Not needed" },
 };
 

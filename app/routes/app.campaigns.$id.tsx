@@ -1,4 +1,4 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
@@ -7,9 +7,11 @@ import { serviceAccess } from "~/admin/service-access.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
 import { campaignAction, campaignPage, type DetailValues } from "~/campaigns/campaigns.server";
-import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
+import { localToIso, scheduleText, serviceRounded } from "~/campaigns/schedule";
 import { StatusBadge } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Campaign · Marketing Sync" }];
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
@@ -30,6 +32,25 @@ export const action = async ({ request, params }: ActionFunctionArgs) => {
 
 const DETAILS_FIELDS = new Set(["name", "subject", "senderEmail", "sender.email", "replyToEmail", "replyTo.email"]);
 const INLINE_FIELDS = new Set([...DETAILS_FIELDS, "recipients", "scheduledAt", "zone"]);
+
+/** What the recipients will see: sender, subject and the preview line, as the form holds them now. */
+function SendingSummary({ c }: { c: DetailValues }) {
+  return (
+    <div data-sending-summary>
+      <BlockStack gap="050">
+        <Text as="p" variant="bodySm">
+          From: {c.senderName || c.senderEmail ? `${c.senderName}${c.senderEmail ? ` <${c.senderEmail}>` : ""}`.trim() : "—"}
+        </Text>
+        <Text as="p" variant="bodySm">
+          Subject: {c.subject || "—"}
+        </Text>
+        <Text as="p" variant="bodySm" tone="subdued">
+          Preview: {c.previewText || "—"}
+        </Text>
+      </BlockStack>
+    </div>
+  );
+}
 
 function Hidden({ fields }: { fields: Record<string, string> }) {
   return (
@@ -89,7 +110,7 @@ function CampaignScreen() {
   }, [freshKey]);
   const [recipients, setRecipients] = useState("");
   const [scheduledAt, setScheduledAt] = useState("");
-  const [confirm, setConfirm] = useState<"send" | "delete" | null>(null);
+  const [confirm, setConfirm] = useState<"send" | "delete" | "unschedule" | null>(null);
   useEffect(() => setConfirm(null), [result]);
 
   const busy = (intent: string) => navigation.state !== "idle" && navigation.formData?.get("intent") === intent;
@@ -115,7 +136,12 @@ function CampaignScreen() {
   const zone = data.zone;
   const pickedIso = scheduledAt ? localToIso(scheduledAt, zone) : null;
   const pickedRounded = pickedIso ? serviceRounded(pickedIso) : null;
-  const preview = pickedRounded ? scheduleReadings(pickedRounded, zone) : null;
+  const preview = pickedRounded ? scheduleText(pickedRounded, zone) : null;
+  // Rendered on the server and in the browser alike only after a pick: "now" is the browser's.
+  const pickedPast = pickedRounded ? Date.parse(pickedRounded) <= Date.now() : false;
+  const reach = data.reach ?? null;
+  const reachText = reach === null ? "your whole confirmed list" : `${reach.toLocaleString("en-US")} confirmed ${reach === 1 ? "person" : "people"}`;
+  const scheduledPast = c.scheduledAt ? Date.parse(c.scheduledAt) <= Date.now() : false;
   const set = (k: keyof DetailValues) => (v: string) => setDetails((d) => ({ ...d, form: { ...d.form, [k]: v } }));
   const loaded = JSON.stringify(base);
   // Unsaved Details go out with a send or schedule: what the merchant sees is what is sent.
@@ -147,16 +173,16 @@ function CampaignScreen() {
                 {c.dashboardUrl && <HandOffLink url={c.dashboardUrl}>Open in your marketing dashboard ↗</HandOffLink>}
               </InlineStack>
               <List type="bullet">
-                <List.Item>Created {formatWhen(c.createdAt)}</List.Item>
+                <List.Item>Created {formatWhen(c.createdAt, zone)}</List.Item>
                 <List.Item>{c.builderReviewed ? "Reviewed in the email editor" : "Not yet reviewed in the email editor"}</List.Item>
-                {c.scheduled && (
+                {c.scheduledAt && c.scheduled && (
                   <List.Item>
                     <span data-scheduled>
-                      Scheduled for {c.scheduled.local} ({c.scheduled.zone}) · {c.scheduled.utc}
+                      {c.status === "scheduled" && !scheduledPast ? "Goes out" : "Was due"} {scheduleText(c.scheduledAt, zone)}
                     </span>
                   </List.Item>
                 )}
-                {c.sentAt && <List.Item>Sent {formatWhen(c.sentAt)}</List.Item>}
+                {c.sentAt && <List.Item>Sent {formatWhen(c.sentAt, zone)}</List.Item>}
               </List>
             </BlockStack>
           </Card>
@@ -245,12 +271,13 @@ function CampaignScreen() {
                       helpText={`In your store's time zone, ${zone}.`}
                     />
                     {preview && (
-                      <Text as="p" tone="subdued">
+                      <Text as="p" tone={pickedPast ? "critical" : "subdued"}>
                         <span data-schedule-preview>
-                          Goes out at {preview.local} · {preview.utc}
+                          {pickedPast ? `${preview} has passed: pick a later time.` : `Goes out ${preview} to the people confirmed then (${reachText} today).`}
                         </span>
                       </Text>
                     )}
+                    <SendingSummary c={form} />
                     {unsaved && (
                       <Text as="p" tone="subdued">
                         Your changes to the details are saved with it.
@@ -271,8 +298,9 @@ function CampaignScreen() {
         {draft && (
           <SectionCard title="Send now">
             {confirm === "send" ? (
-              <Banner tone="warning" title="Send this campaign to your whole confirmed list now?">
+              <Banner tone="warning" title={`Send this campaign to ${reachText} now?`}>
                 <BlockStack gap="200">
+                  <SendingSummary c={form} />
                   <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
                   {unsaved && <p>Your changes to the details are saved first.</p>}
                   <InlineStack gap="200">
@@ -287,9 +315,47 @@ function CampaignScreen() {
                 </BlockStack>
               </Banner>
             ) : (
-              <InlineStack>
-                <Button onClick={() => setConfirm("send")}>Send now…</Button>
-              </InlineStack>
+              <BlockStack gap="200">
+                <Text as="p" tone="subdued">
+                  <span data-reach>It goes to {reachText}.</span>
+                </Text>
+                <InlineStack>
+                  <Button onClick={() => setConfirm("send")}>Send now…</Button>
+                </InlineStack>
+              </BlockStack>
+            )}
+          </SectionCard>
+        )}
+
+        {c.status === "scheduled" && (
+          <SectionCard title="Change the schedule">
+            {confirm === "unschedule" ? (
+              <Banner tone="warning" title="Move this campaign back to draft?">
+                <BlockStack gap="200">
+                  <p>
+                    Your marketing service cannot unschedule a campaign. The app makes a draft copy with the same content and recipients, then deletes this
+                    scheduled one so it does not go out. The copy opens here: review it in the email editor again, then pick a new time or send it.
+                  </p>
+                  <InlineStack gap="200">
+                    <Form method="post">
+                      <input type="hidden" name="intent" value="unschedule" />
+                      <Button submit variant="primary" loading={busy("unschedule")}>
+                        Move back to draft
+                      </Button>
+                    </Form>
+                    <Button onClick={() => setConfirm(null)}>Cancel</Button>
+                  </InlineStack>
+                </BlockStack>
+              </Banner>
+            ) : (
+              <BlockStack gap="200">
+                <Text as="p" tone="subdued">
+                  To stop it or to pick another time, move it back to draft.
+                </Text>
+                <InlineStack>
+                  <Button onClick={() => setConfirm("unschedule")}>Unschedule or change the time…</Button>
+                </InlineStack>
+              </BlockStack>
             )}
           </SectionCard>
         )}

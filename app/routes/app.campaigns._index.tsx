@@ -1,14 +1,30 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useNavigate, useNavigation, useSearchParams } from "@remix-run/react";
-import { Box, Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, Tabs, TextField } from "@shopify/polaris";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { Form, useActionData, useLoaderData, useNavigate, useNavigation, useSearchParams } from "@remix-run/react";
+import {
+  Box,
+  Button,
+  Card,
+  FormLayout,
+  IndexTable,
+  InlineStack,
+  Layout,
+  Link,
+  Page,
+  Select,
+  Tabs,
+  Text,
+  TextField,
+} from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { CAMPAIGN_TABS, StatusBadge } from "~/campaigns/ui";
-import { EmptyState, PageError, formatWhen, useToast } from "~/admin/ui";
+import { EmptyState, PageError, useToast } from "~/admin/ui";
 import { campaignsPage, createCampaign } from "~/campaigns/campaigns.server";
 import { serviceAccess } from "~/admin/service-access.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Campaigns · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
@@ -159,20 +175,37 @@ export default function Campaigns() {
                         hint="Create a campaign, or start from one of your templates."
                       />
                     }
-                    headings={[{ title: "Name" }, { title: "Status" }, { title: "Created" }, { title: "Scheduled / sent" }]}
+                    headings={[
+                      { title: "Name" },
+                      { title: "Status" },
+                      { title: "Created" },
+                      { title: "Scheduled / sent" },
+                    ]}
                   >
                     {data.campaigns.map((c, i) => (
                       <IndexTable.Row id={String(c.id)} key={c.id} position={i}>
                         <IndexTable.Cell>
-                          <Link to={`/app/campaigns/${c.id}`} style={{ fontWeight: 600 }}>
-                            {c.name}
+                          <Link url={`/app/campaigns/${c.id}`} monochrome removeUnderline dataPrimaryLink>
+                            <Text as="span" fontWeight="semibold">
+                              {c.name}
+                            </Text>
                           </Link>
                         </IndexTable.Cell>
                         <IndexTable.Cell>
                           <StatusBadge status={c.status} />
                         </IndexTable.Cell>
-                        <IndexTable.Cell>{formatWhen(c.createdAt)}</IndexTable.Cell>
-                        <IndexTable.Cell>{c.scheduled ? `${c.scheduled.local} (${c.scheduled.utc})` : c.sentAt ? `Sent ${formatWhen(c.sentAt)}` : "—"}</IndexTable.Cell>
+                        <IndexTable.Cell>{c.times.created ?? "—"}</IndexTable.Cell>
+                        <IndexTable.Cell>
+                          {c.times.sent
+                            ? `Sent ${c.times.sent}`
+                            : c.times.scheduled
+                            ? `${
+                                c.status === "scheduled" && Date.parse(c.scheduledAt ?? "") > Date.now()
+                                  ? "Goes out"
+                                  : "Was due"
+                              } ${c.times.scheduled}`
+                            : "—"}
+                        </IndexTable.Cell>
                       </IndexTable.Row>
                     ))}
                   </IndexTable>

@@ -1,4 +1,4 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import {
   Avatar,
@@ -26,6 +26,8 @@ import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/
 import { importedText, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Connection · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);

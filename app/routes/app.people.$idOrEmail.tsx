@@ -1,18 +1,22 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
 import { Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
+import { DateField } from "~/admin/DateField";
 import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { personPage } from "~/people/people.server";
 import { PersonStatus, personStatusLabel } from "~/people/ui";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
 
+export const meta: MetaFunction = () => [{ title: "Person · Marketing Sync" }];
+
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  const page = await personPage(session.shop, params.idOrEmail, new URL(request.url).searchParams);
+  const { session, admin } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([personPage(session.shop, params.idOrEmail, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
   if (page.notFound) throw new Response("Person not found", { status: 404 });
-  return page;
+  return { ...page, zone };
 };
 
 const FILTERS = ["event", "search", "from", "to"] as const;
@@ -41,7 +45,7 @@ export default function PersonPage() {
                 </span>
               </Text>
               <Text as="p" tone="subdued">
-                Person id {p.id} · added {formatWhen(p.createdAt)}
+                Person id {p.id} · added {formatWhen(p.createdAt, data.zone)}
               </Text>
               <Text as="h2" variant="headingMd">
                 Tags
@@ -68,10 +72,10 @@ export default function PersonPage() {
               <Form method="get">
                 <FormLayout>
                   <FormLayout.Group>
-                    <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. order_completed" />
+                    <TextField label="Event name" name="event" value={filters.event ?? ""} onChange={set("event")} autoComplete="off" error={errors.event} placeholder="e.g. Order completed" helpText="An event name as the table below shows it" />
                     <TextField label="Keyword" name="search" value={filters.search ?? ""} onChange={set("search")} autoComplete="off" error={errors.search} placeholder="An order number, a product…" />
-                    <TextField label="From" name="from" type="date" value={filters.from ?? ""} onChange={set("from")} autoComplete="off" error={errors.from ?? errors.dateFrom} />
-                    <TextField label="To" name="to" type="date" value={filters.to ?? ""} onChange={set("to")} autoComplete="off" error={errors.to ?? errors.dateTo} />
+                    <DateField label="From" name="from" value={filters.from ?? ""} onChange={set("from")} error={errors.from ?? errors.dateFrom} />
+                    <DateField label="To" name="to" value={filters.to ?? ""} onChange={set("to")} error={errors.to ?? errors.dateTo} />
                   </FormLayout.Group>
                   <InlineStack gap="200" align="end">
                     <Button url={`/app/people/${encodeURIComponent(p.email)}`}>Clear</Button>
@@ -93,7 +97,7 @@ export default function PersonPage() {
                       columnContentTypes={["text", "text", "text"]}
                       headings={["When", "Event", "Details"]}
                       rows={data.events.map((e) => [
-                        formatWhen(e.at),
+                        formatWhen(e.at, data.zone),
                         e.label,
                         // The stored data stays one hover away for support.
                         <div key={e.at + e.event} title={e.properties} style={{ whiteSpace: "normal", maxWidth: 560, wordBreak: "break-word" }}>

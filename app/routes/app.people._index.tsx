@@ -1,17 +1,41 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
-import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
-import { Button, Card, FormLayout, IndexTable, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { Form, useLoaderData, useNavigation } from "@remix-run/react";
+import {
+  Button,
+  Card,
+  FormLayout,
+  IndexTable,
+  InlineStack,
+  Layout,
+  Link,
+  Page,
+  Select,
+  Text,
+  TextField,
+} from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
 import { EmptyState, PageError, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
-import { PersonStatus, STATUS_FILTERS } from "~/people/ui";
+import { ConsentCounts, PersonStatus, STATUS_FILTERS } from "~/people/ui";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
 
+export const meta: MetaFunction = () => [{ title: "People · Marketing Sync" }];
+
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  return peoplePage(session.shop, new URL(request.url).searchParams);
+  const { session, admin } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([peoplePage(session.shop, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
+  return { ...page, zone };
 };
+
+// The contact details the app fills in (app/sync's customer mapping), by their names in words.
+const FIELD_FILTERS = [
+  { label: "Any detail", value: "" },
+  { label: "First name", value: "firstName" },
+  { label: "Last name", value: "lastName" },
+  { label: "Phone number", value: "phoneNumber" },
+];
 
 type FilterName = "q" | "tags" | "notTags" | "segments" | "notSegments" | "field" | "value";
 
@@ -23,7 +47,15 @@ export default function People() {
   const set = (k: string) => (v: string) => setForm((f) => ({ ...f, [k]: v }));
   const errors: Record<string, string> = data.errors;
   const field = (name: FilterName, label: string, help?: string) => (
-    <TextField label={label} name={name} value={form[name] ?? ""} onChange={set(name)} autoComplete="off" error={errors[name]} helpText={help} />
+    <TextField
+      label={label}
+      name={name}
+      value={form[name] ?? ""}
+      onChange={set(name)}
+      autoComplete="off"
+      error={errors[name]}
+      helpText={help}
+    />
   );
 
   return (
@@ -33,25 +65,48 @@ export default function People() {
           <ServiceUnavailable service={data.service} what="People" />
         ) : (
           <>
+            {data.consent && <ConsentCounts counts={data.consent} />}
             <Layout.Section>
               <Card>
                 <Form method="get">
                   <FormLayout>
                     <FormLayout.Group>
-                      {field("q", "Email contains")}
-                      <Select label="Status" name="status" options={STATUS_FILTERS} value={form.status ?? ""} onChange={set("status")} error={errors.status} />
+                      {field("q", "Name or email", "A first name, a last name, both, or part of an email address")}
+                      <Select
+                        label="Status"
+                        name="status"
+                        options={STATUS_FILTERS}
+                        value={form.status ?? ""}
+                        onChange={set("status")}
+                        error={errors.status}
+                      />
                     </FormLayout.Group>
                     <FormLayout.Group>
                       {field("tags", "With any of these tags", "Comma-separated")}
                       {field("notTags", "Without these tags", "Comma-separated")}
                     </FormLayout.Group>
                     <FormLayout.Group>
-                      {field("segments", "In segments", "Segment ids, comma-separated")}
-                      {field("notSegments", "Not in segments", "Segment ids, comma-separated")}
+                      {field(
+                        "segments",
+                        "In segments",
+                        "The segment numbers your marketing account shows, for example 12, 15"
+                      )}
+                      {field(
+                        "notSegments",
+                        "Not in segments",
+                        "The segment numbers your marketing account shows, for example 12, 15"
+                      )}
                     </FormLayout.Group>
                     <FormLayout.Group>
-                      {field("field", "Custom field", "For example firstName")}
-                      {field("value", "Custom field value", "Exact value")}
+                      <Select
+                        label="Contact detail"
+                        name="field"
+                        options={FIELD_FILTERS}
+                        value={form.field ?? ""}
+                        onChange={set("field")}
+                        error={errors.field}
+                      />
+                      {field("value", "Is exactly", "For example Ada")}
                     </FormLayout.Group>
                     <InlineStack gap="200" align="end">
                       <Button url="/app/people">Clear</Button>
@@ -74,22 +129,35 @@ export default function People() {
                     itemCount={data.people.length}
                     selectable={false}
                     emptyState={
-                      <EmptyState title={Object.keys(errors).length ? "Fix the highlighted filters to search" : "Nobody matches these filters"} />
+                      <EmptyState
+                        title={
+                          Object.keys(errors).length
+                            ? "Fix the highlighted filters to search"
+                            : "Nobody matches these filters"
+                        }
+                      />
                     }
                     headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
                   >
                     {data.people.map((p, i) => (
                       <IndexTable.Row id={String(p.id)} key={p.id} position={i}>
                         <IndexTable.Cell>
-                          <Link to={`/app/people/${encodeURIComponent(p.email)}`} style={{ fontWeight: 600 }}>
-                            {p.email}
+                          <Link
+                            url={`/app/people/${encodeURIComponent(p.email)}`}
+                            monochrome
+                            removeUnderline
+                            dataPrimaryLink
+                          >
+                            <Text as="span" fontWeight="semibold">
+                              {p.email}
+                            </Text>
                           </Link>
                         </IndexTable.Cell>
                         <IndexTable.Cell>
                           <PersonStatus status={p.status} details={p.statusDetails} />
                         </IndexTable.Cell>
                         <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
-                        <IndexTable.Cell>{formatWhen(p.createdAt)}</IndexTable.Cell>
+                        <IndexTable.Cell>{formatWhen(p.createdAt, data.zone)}</IndexTable.Cell>
                       </IndexTable.Row>
                     ))}
                   </IndexTable>

@@ -1,4 +1,4 @@
-import type { LoaderFunctionArgs } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData, useNavigate } from "@remix-run/react";
 import { Banner, Layout, Page, SkeletonBodyText } from "@shopify/polaris";
 import { useEffect } from "react";
@@ -8,6 +8,8 @@ import { personForCustomer } from "~/people/people.server";
 import { authenticate } from "~/shopify.server";
 
 // The admin link on a Shopify customer's page opens this with the customer's id (path or ?id=).
+export const meta: MetaFunction = () => [{ title: "Person · Marketing Sync" }];
+
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
   const { session, admin } = await authenticate.admin(request);
   return personForCustomer(session.shop, admin, params.id ?? new URL(request.url).searchParams.get("id"));

@@ -1,4 +1,4 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData } from "@remix-run/react";
 import { Banner, BlockStack, Box, Button, Card, IndexTable, Layout, Page, Text } from "@shopify/polaris";
 import { z } from "zod";
@@ -11,6 +11,8 @@ import { authenticate } from "~/shopify.server";
 
 // Customer data requests (customers/data_request); each export is downloaded from
 // app.privacy-export.tsx, assembled at that moment.
+export const meta: MetaFunction = () => [{ title: "Privacy · Marketing Sync" }];
+
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
   const [requests, zone, settings] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(admin, session.shop), loadSettings(session.shop)]);
@@ -74,7 +76,7 @@ export default function Privacy() {
             <Box padding="400">
               <Text as="p" variant="bodyMd">
                 Shopify forwards your customers&apos; data requests for {shop} here. Download what Marketing Sync stores about the
-                customer and send it to them. Requests to erase a customer&apos;s data are handled automatically.
+                customer named in the row and send it to that customer&apos;s email address. Requests to erase a customer&apos;s data are handled automatically.
               </Text>
             </Box>
             {requests.length === 0 ? (

@@ -1,6 +1,6 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { useState, type ReactNode } from "react";
-import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useEffect, useState, type ReactNode } from "react";
+import { Form, useActionData, useLoaderData, useNavigation, useRevalidator, useSearchParams } from "@remix-run/react";
 import {
   Badge,
   BlockStack,
@@ -19,24 +19,27 @@ import { NotConnectedCard } from "~/admin/ServiceUi";
 import { failureText, topicLabel, unusableText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { problemAction } from "~/admin/problems-action.server";
-import { listProblems, listRetrying, listUnprocessed } from "~/admin/problems.server";
+import { listProblems, listReplayed, listRetrying, listUnprocessed, type ReplayOutcome } from "~/admin/problems.server";
 import { EmptyState, PageError, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
+export const meta: MetaFunction = () => [{ title: "Problems · Marketing Sync" }];
+
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
   const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
-  const [shop, zone, problems, retrying, unprocessed] = await Promise.all([
+  const [shop, zone, problems, retrying, unprocessed, replayed] = await Promise.all([
     describeShop(session.shop),
     storeTimeZone(admin, session.shop),
     listProblems(session.shop, { search }),
     listRetrying(session.shop, { search, limit: 10 }),
     // Not searchable (nothing was sent): shown only without a search.
     search ? { count: 0, items: [] } : listUnprocessed(session.shop),
+    search ? [] : listReplayed(session.shop),
   ]);
   const notConnected = shop.state === "not_connected" || shop.state === "not_installed";
-  return { search, zone, notConnected, groups: problems.groups, causes: problems.causes, retrying: retrying.groups, unprocessed };
+  return { search, zone, notConnected, groups: problems.groups, causes: problems.causes, retrying: retrying.groups, unprocessed, replayed };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -113,6 +116,14 @@ function RowActions({ id, name }: { id: string; name: string }) {
 /** "Order #1001" or "Customer 7001": what a row is about. */
 const objectName = (p: { orderName: string | null; object: string }) => (p.orderName ? `Order ${p.orderName}` : p.object);
 
+const REPLAY_OUTCOME: Record<ReplayOutcome, { label: string; tone?: "success" | "critical" | "info" | "attention" }> = {
+  sending: { label: "Sending…", tone: "info" },
+  retrying: { label: "Failed again, being retried", tone: "attention" },
+  delivered: { label: "Delivered", tone: "success" },
+  failed: { label: "Could not be delivered again", tone: "critical" },
+  not_needed: { label: "Not sent: newer data was already sent" },
+};
+
 /** How many tries a group's failures gave up after, when they all took the same number. */
 function sameAttempts(problems: { attempts: number }[]): number | undefined {
   const counts = new Set(problems.map((p) => p.attempts));
@@ -187,19 +198,53 @@ function TableCard({
 }
 
 export default function Problems() {
-  const { groups, causes, retrying, unprocessed, search, zone, notConnected } = useLoaderData<typeof loader>();
+  const { groups, causes, retrying, unprocessed, replayed, search, zone, notConnected } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   useToast(result);
+  // While a replayed change is on its way, the page reads its outcome again every 2 s.
+  const revalidator = useRevalidator();
+  const pending = replayed.some((r) => r.outcome === "sending" || r.outcome === "retrying");
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
+    }, 2_000);
+    return () => clearInterval(timer);
+  }, [pending, revalidator]);
   const [params] = useSearchParams();
   const total = groups.reduce((n, g) => n + g.count, 0);
 
   return (
-    <Page title="Problems" subtitle="Changes the marketing service did not accept, grouped by reason">
+    <Page title="Problems" subtitle="Changes that could not be delivered, grouped by reason">
       <Layout>
         {notConnected && <NotConnectedCard />}
         <Layout.Section>
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
+        {replayed.length > 0 && (
+          <TableCard title="Replayed in the last hour" hint="What became of the changes you replayed. This list updates by itself while one is being sent.">
+            <IndexTable
+              resourceName={{ singular: "change", plural: "changes" }}
+              itemCount={replayed.length}
+              selectable={false}
+              headings={[{ title: "Object" }, { title: "What" }, { title: "Customer" }, { title: "Result" }, { title: "Replayed" }]}
+            >
+              {replayed.map((r, i) => (
+                <IndexTable.Row id={r.id} key={r.id} position={i}>
+                  <IndexTable.Cell>{objectName(r)}</IndexTable.Cell>
+                  <IndexTable.Cell>{r.what}</IndexTable.Cell>
+                  <IndexTable.Cell>{r.customer ?? "—"}</IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <span data-replay-outcome={r.outcome}>
+                      <Badge tone={REPLAY_OUTCOME[r.outcome].tone}>{REPLAY_OUTCOME[r.outcome].label}</Badge>
+                    </span>
+                  </IndexTable.Cell>
+                  <IndexTable.Cell>{formatWhen(r.replayedAt, zone)}</IndexTable.Cell>
+                </IndexTable.Row>
+              ))}
+            </IndexTable>
+          </TableCard>
+        )}
         {retrying.length > 0 && (
           <TableCard
             title="Being retried automatically"

@@ -1,4 +1,4 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useBlocker, useLoaderData, useNavigation } from "@remix-run/react";
 import { Badge, Banner, BlockStack, Box, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
@@ -6,6 +6,8 @@ import { loadSettings, saveSettings } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
 import { PageError, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
+
+export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { session } = await authenticate.admin(request);

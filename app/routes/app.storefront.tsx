@@ -1,12 +1,14 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, Link as RemixLink, useLoaderData, useNavigation, useActionData } from "@remix-run/react";
-import { Badge, Banner, BlockStack, Button, InlineStack, Layout, List, Page, Text } from "@shopify/polaris";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { Form, useLoaderData, useNavigation, useActionData } from "@remix-run/react";
+import { Badge, Banner, BlockStack, Button, InlineStack, Layout, Link, List, Page, Text } from "@shopify/polaris";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { trackerModeLabel } from "~/admin/tracker-modes";
 import { formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 import { storefrontOverview, type EmbedState } from "~/storefront/onboarding.server";
 import { syncTracker } from "~/storefront/tracker.server";
+
+export const meta: MetaFunction = () => [{ title: "Storefront · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
@@ -41,7 +43,7 @@ export default function Storefront() {
           <Layout.Section>
             <Banner tone="warning" title="Not connected">
               <p>
-                Connect your marketing account first (<RemixLink to="/app/connection">Connection</RemixLink>): the tracker comes from it.
+                Connect your marketing account first (<Link url="/app/connection">Connection</Link>): the tracker comes from it.
               </p>
             </Banner>
           </Layout.Section>
@@ -67,13 +69,24 @@ export default function Storefront() {
         <SectionCard title="Tracker">
           <List>
             <List.Item>
-              Mode: {trackerModeLabel(o.tracker.mode)} (change it in <RemixLink to="/app/settings">Settings</RemixLink>)
+              Mode: {trackerModeLabel(o.tracker.mode)} (change it in <Link url="/app/settings">Settings</Link>)
             </List.Item>
             <List.Item>
               Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt, o.zone)} (${trackerModeLabel(o.tracker.publishedMode, true)})` : "not yet"}
             </List.Item>
-            <List.Item>Last event the tracker saw: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt, o.zone) : "none yet"}</List.Item>
+            <List.Item>
+              Last event your marketing account recorded: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt, o.zone) : "none yet"}
+            </List.Item>
           </List>
+          {/* The account records events from every source (this app's orders and carts too): it does not prove the embed is on. */}
+          {o.tracker.lastEventTrackedAt && o.embed.state !== "enabled" && (
+            <Text as="p" tone="subdued">
+              <span data-tracker-source-hint>
+                Your live theme does not load the tracker, so that event came from elsewhere: your marketing account also records the storefront events, orders
+                and carts this app sends.
+              </span>
+            </Text>
+          )}
           {o.tracker.syncError && (
             <Banner tone="warning" title="The tracker could not be published">
               <p>It is tried again automatically. {o.tracker.syncError}</p>
@@ -92,7 +105,7 @@ export default function Storefront() {
           {!o.events.enabled && (
             <Text as="p" tone="subdued">
               <span data-events-off-hint>
-                Off: nothing from the storefront is sent. Turn them on in <RemixLink to="/app/settings">Settings</RemixLink>.
+                Off: nothing from the storefront is sent. Turn them on in <Link url="/app/settings">Settings</Link>.
               </span>
             </Text>
           )}
@@ -100,8 +113,8 @@ export default function Storefront() {
             <List.Item>Sent to your marketing account: {formatNumber(o.events.queued)}</List.Item>
             <List.Item>Counted, not sent (anonymous visitors): {formatNumber(o.events.anonymous)}</List.Item>
             <List.Item>Not sent (events off or not connected): {formatNumber(o.events.ignored)}</List.Item>
-            <List.Item>Refused (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
-            <List.Item>Last event: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt, o.zone) : "none yet"}</List.Item>
+            <List.Item>Not sent (too many from one visitor): {formatNumber(o.events.rateLimited)}</List.Item>
+            <List.Item>Last storefront event received: {o.events.lastEventAt ? formatWhen(o.events.lastEventAt, o.zone) : "none yet"}</List.Item>
           </List>
         </SectionCard>
       </Layout>

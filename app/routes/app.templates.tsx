@@ -1,15 +1,19 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { HandOffLink, LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { PageError, formatWhen, useToast } from "~/admin/ui";
 import { createCampaign, templatesPage } from "~/campaigns/campaigns.server";
+import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
 
+export const meta: MetaFunction = () => [{ title: "Templates · Marketing Sync" }];
+
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  return templatesPage(session.shop, new URL(request.url).searchParams);
+  const { session, admin } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([templatesPage(session.shop, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
+  return { ...page, zone };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -94,7 +98,7 @@ export default function Templates() {
                             </div>
                           </BlockStack>
                         </IndexTable.Cell>
-                        <IndexTable.Cell>{formatWhen(t.createdAt)}</IndexTable.Cell>
+                        <IndexTable.Cell>{formatWhen(t.createdAt, data.zone)}</IndexTable.Cell>
                         <IndexTable.Cell>{t.previewUrl ? <HandOffLink url={t.previewUrl}>Preview ↗</HandOffLink> : "—"}</IndexTable.Cell>
                         <IndexTable.Cell>
                           <CreateFromTemplate templateId={t.id} templateName={t.name} />

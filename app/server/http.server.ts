@@ -1,5 +1,6 @@
 import { createRequestHandler } from "@remix-run/express";
 import type { ServerBuild } from "@remix-run/node";
+import compression from "compression";
 import express from "express";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -32,6 +33,9 @@ export async function startHttpServer(options: {
   app.use((req, res, next) => {
     if (!answerHealthRequest(req, res)) next();
   });
+  // Pages, scripts and styles gzip-compressed (the admin's JS is ~4x smaller); webhook answers are
+  // a few bytes and Shopify waits on them, so they are left as they are.
+  app.use(compression({ filter: (req, res) => !req.path.startsWith("/webhooks") && compression.filter(req, res) }));
   app.use("/assets", express.static(path.join(options.clientDir, "assets"), { immutable: true, maxAge: "1y" }));
   app.use(express.static(options.clientDir, { maxAge: "1h" }));
   // POST only: anything else reaches the Remix route, which answers 405.

@@ -105,14 +105,24 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await toasted("Test sent to owner@default-shop.example");
 
     // Paris is UTC+1 in January; seconds are not picked, so the time stays on the minute.
+    // A time that has passed never reads "Goes out".
+    await page.getByLabel("Send at").fill("2025-01-01T10:00");
+    await page.getByText("Jan 1, 2025, 10:00 AM GMT+1 (9:00 AM UTC) has passed: pick a later time.").waitFor();
+    await shot("4a-schedule-past");
     await page.getByLabel("Send at").fill("2027-01-15T09:30");
-    await page.getByText("Goes out at Jan 15, 2027, 9:30 AM GMT+1 · Jan 15, 2027, 8:30 AM UTC").waitFor();
+    // One time, in the store's zone, with UTC once; who it reaches, from whom, with what subject.
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+    const confirmed = (await svc.people.list({ status: "confirmed", perPage: 1 })).meta.total;
+    expect(confirmed).toBeGreaterThan(0);
+    await page.getByText(`Goes out Jan 15, 2027, 9:30 AM GMT+1 (8:30 AM UTC) to the people confirmed then (${confirmed} confirmed ${confirmed === 1 ? "person" : "people"} today).`).waitFor();
+    await page.locator("[data-sending-summary]").first().getByText("From: ", { exact: false }).waitFor();
+    await shot("4b-schedule-preview");
     await page.getByRole("button", { name: "Schedule", exact: true }).click();
     await page.getByText("This campaign has not been reviewed in the email editor").waitFor();
     await shot("4-schedule-review-required");
     await page.getByRole("button", { name: "Schedule anyway" }).click();
-    await toasted("Scheduled for Jan 15, 2027, 9:30 AM GMT+1");
-    await page.getByText("Scheduled for Jan 15, 2027, 9:30 AM GMT+1 (Europe/Paris) · Jan 15, 2027, 8:30 AM UTC").waitFor();
+    await toasted("Scheduled: goes out Jan 15, 2027, 9:30 AM GMT+1 (8:30 AM UTC)");
+    expect(await page.locator("[data-scheduled]").innerText()).toBe("Goes out Jan 15, 2027, 9:30 AM GMT+1 (8:30 AM UTC)");
     await shot("5-scheduled");
 
     await page.locator("ui-nav-menu a", { hasText: "Campaigns" }).click();
@@ -120,6 +130,21 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await page.waitForURL(/status=scheduled/);
     await page.getByRole("link", { name: "Autumn welcome" }).waitFor();
     await shot("6-list-scheduled");
+
+    // Unschedule: the service has none, so a draft copy replaces the scheduled campaign, as the page says first.
+    await page.getByRole("link", { name: "Autumn welcome" }).click();
+    await page.getByRole("button", { name: "Unschedule or change the time…" }).click();
+    await page.getByText("Your marketing service cannot unschedule a campaign.", { exact: false }).waitFor();
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)?.status).toBe("scheduled");
+    await shot("6a-unschedule-confirm");
+    await page.getByRole("button", { name: "Move back to draft", exact: true }).click();
+    await toasted("Moved back to draft as a copy: pick a new time or send it when ready");
+    await page.waitForURL((u) => /\/app\/campaigns\/\d+/.test(u.pathname) && !u.pathname.endsWith(`/${id}`));
+    const copyId = Number(new URL(page.url()).pathname.split("/").at(-1));
+    expect(h.emulator.state.campaigns.find((c) => c.id === id)).toBeUndefined();
+    expect(h.emulator.state.campaigns.find((c) => c.id === copyId)).toMatchObject({ status: "draft", name: "Autumn welcome" });
+    await page.getByLabel("Send at").waitFor();
+    await shot("6b-unscheduled-draft");
   });
 
   it("a subject changed in the email editor while the page is open is not reverted by Save draft; the same field changed in both is refused", async () => {
@@ -176,7 +201,8 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     // Typed, not saved with "Save draft": the send saves it first.
     await page.getByLabel("Subject").fill("November news");
     await page.getByRole("button", { name: "Send now…" }).click();
-    await page.getByText("Send this campaign to your whole confirmed list now?").waitFor();
+    await page.getByText(/^Send this campaign to \d+ confirmed (person|people) now\?$/).waitFor();
+    await page.getByText("Subject: November news").first().waitFor();
     await page.getByText("Your changes to the details are saved first.").waitFor();
     await shot("7-send-confirm");
     await page.getByRole("button", { name: "Send to the whole list" }).click();
@@ -217,7 +243,7 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
 
   it("people search and a person's events", async () => {
     await open("/app/people");
-    await page.getByLabel("Email contains").fill("ada");
+    await page.getByLabel("Name or email").fill("ada");
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForURL(/q=ada/);
     await page.getByRole("link", { name: "adam@example.com" }).waitFor();
@@ -226,6 +252,8 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await page.waitForURL(/status=active/);
     await page.getByRole("link", { name: "adam@example.com" }).waitFor({ state: "detached" });
     await page.getByRole("link", { name: "ada@example.com" }).waitFor();
+    expect(await page.locator('[data-consent="Subscribed"]').innerText()).toMatch(/^\d+$/);
+    expect(await page.title()).toBe("People · Marketing Sync");
     await shot("11-people-search");
 
     await page.getByRole("link", { name: "ada@example.com" }).click();
@@ -234,17 +262,33 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     // Events and fields in words, the data summed up.
     await page.getByRole("cell", { name: "Cart abandoned" }).waitFor();
     await page.getByRole("cell", { name: "Order completed" }).waitFor();
+    // Times in the store's zone (Paris), as on every other page.
+    await page.getByText(/added .* GMT\+1/).waitFor();
+    expect(await page.locator("table").last().innerText()).not.toContain("UTC");
     await page.getByText("Order #1001 · €42.50").waitFor();
     await page.getByText("First name", { exact: true }).waitFor();
     await page.getByRole("columnheader", { name: "When", exact: true }).waitFor();
     expect(await page.getByText(/"currency"|order_completed|cart_abandoned/).count()).toBe(0);
     await shot("12-person");
-    await page.getByLabel("Event name").fill("order_completed");
+    // The words the table shows, not the service's name.
+    await page.getByLabel("Event name").fill("Order completed");
     await page.getByRole("button", { name: "Filter events" }).click();
-    await page.waitForURL(/event=order_completed/);
+    await page.waitForURL(/event=Order/);
     await page.getByText("Order #1001").waitFor();
     await page.getByRole("cell", { name: "Cart abandoned" }).waitFor({ state: "detached" });
     await shot("13-person-events-filtered");
+    // Dates are picked in Polaris's calendar, not the browser's own date input.
+    expect(await page.locator('input[name="from"]').getAttribute("type")).toBe("text");
+    await page.getByRole("button", { name: "Pick the from date" }).click();
+    await page.getByRole("button", { name: /^Today/ }).waitFor();
+    await shot("13a-person-date-picker");
+    await page.getByRole("button", { name: /^Today/ }).click();
+    const now = new Date();
+    const today = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
+    expect(await page.locator('input[name="from"]').inputValue()).toBe(today);
+    await page.getByRole("button", { name: "Filter events" }).click();
+    await page.waitForURL(new RegExp(`from=${today}`));
+    await page.getByText("Order #1001").waitFor();
   });
 
   it("the marketing service not answering: the list says it could not be loaded, no empty state; Try again shows it once it answers", async () => {

@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GraphqlReply } from "../../dev/shopify/fake-admin";
 import { pauseShop } from "~/shops/connection.server";
+import { createMarketingClient } from "~/services/marketing/client.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { actionData, loadData, openPage, postForm, routeData } from "../admin/support";
 
@@ -350,7 +351,7 @@ describe("schedule", () => {
     expect(emuCampaign(id)?.status).toBe("draft");
 
     const ok = await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30:20", force: "true" });
-    expect(ok).toMatchObject({ ok: true, toast: "Scheduled for Jan 15, 2027, 9:31 AM EST" });
+    expect(ok).toMatchObject({ ok: true, toast: "Scheduled: goes out Jan 15, 2027, 9:31 AM EST (2:31 PM UTC)" });
     // New York is UTC-5 in January; the service rounds seconds up to the next minute.
     const sent = h.emulator.requests.filter((r) => r.path === `/api/campaigns/${id}/schedule`).at(-1);
     expect(sent?.body).toEqual({ scheduledAt: "2027-01-15T09:30:20-05:00", force: true });
@@ -362,6 +363,31 @@ describe("schedule", () => {
     expect(one.campaign?.scheduled).toEqual({ local: "Jan 15, 2027, 9:31 AM EST", utc: "Jan 15, 2027, 2:31 PM UTC", zone: "America/New_York" });
     const scheduled = await load<ListData>(A, "/app/campaigns?status=scheduled", LIST);
     expect(scheduled.campaigns.map((c) => c.id)).toContain(String(id));
+  });
+
+  it("unschedule: a draft copy with the same name replaces the scheduled campaign, which is deleted so it never goes out", async () => {
+    const id = await readyDraft(A, "Move me");
+    h.emulator.markReviewed(id);
+    await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-03-01T10:00" });
+    expect(emuCampaign(id)?.status).toBe("scheduled");
+    const moved = await act(A, `/app/campaigns/${id}`, { intent: "unschedule" });
+    expect(moved).toMatchObject({ ok: true, toast: "Moved back to draft as a copy: pick a new time or send it when ready", goTo: expect.stringMatching(/^\/app\/campaigns\/\d+$/) });
+    const copyId = Number((moved as { goTo: string }).goTo.split("/").at(-1));
+    expect(emuCampaign(id)).toBeUndefined();
+    expect(emuCampaign(copyId)).toMatchObject({ status: "draft", name: "Move me" });
+    // A draft is not scheduled: nothing to move, nothing copied.
+    const before = h.emulator.state.campaigns.length;
+    expect(await act(A, `/app/campaigns/${copyId}`, { intent: "unschedule" })).toMatchObject({ ok: false, problem: { title: "This campaign is not scheduled" } });
+    expect(h.emulator.state.campaigns.length).toBe(before);
+  });
+
+  it("the campaign page says how many confirmed people a send reaches (the people list filtered by status)", async () => {
+    const id = await readyDraft(A, "Reach");
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+    const confirmed = (await svc.people.list({ status: "confirmed", perPage: 1 })).meta.total;
+    await svc.people.upsert({ email: `reach.${Date.now()}@example.com`, source: "shopify", skipDoubleOptIn: true, statusDetails: "confirmed" });
+    await svc.people.upsert({ email: `reach.no.${Date.now()}@example.com`, source: "shopify", skipDoubleOptIn: true, statusDetails: "unsubscribed" });
+    expect((await load<{ reach: number | null }>(A, `/app/campaigns/${id}`, ONE)).reach).toBe(confirmed + 1);
   });
 
   it("summer time in the store's zone gives the summer offset", async () => {
@@ -377,7 +403,7 @@ describe("schedule", () => {
     expect((await load<OneData>(A, `/app/campaigns/${id}`, ONE)).zone).toBe(NY);
     zoneLookupFails = true;
     try {
-      expect(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30" })).toMatchObject({ ok: true, toast: "Scheduled for Jan 15, 2027, 9:30 AM EST" });
+      expect(await act(A, `/app/campaigns/${id}`, { intent: "schedule", zone: NY, scheduledAt: "2027-01-15T09:30" })).toMatchObject({ ok: true, toast: "Scheduled: goes out Jan 15, 2027, 9:30 AM EST (2:30 PM UTC)" });
     } finally {
       zoneLookupFails = false;
     }

@@ -18,6 +18,7 @@ interface ListData {
   errors: Record<string, string>;
   people: { id: number; email: string; status: string; statusDetails: string | null; tags: string[] }[];
   page: { page: number; lastPage: number; total: number } | null;
+  consent: { subscribed: number; waiting: number; unsubscribed: number; blocked: number } | null;
 }
 interface PersonData {
   person: {
@@ -103,11 +104,25 @@ describe("search", () => {
     expect(row).toMatchObject({ email: "ada@example.com", status: "active", statusDetails: "confirmed", tags: expect.arrayContaining(["vip", "customer"]) });
   });
 
+  it("finds a name as well as an email: a last name, a first name in any case, or both", async () => {
+    expect(emails(await list(A, "?q=Lovelace"))).toEqual(["ada@example.com"]);
+    expect(emails(await list(A, "?q=lovelace"))).toEqual(["ada@example.com"]);
+    expect(emails(await list(A, `?q=${encodeURIComponent("ada lovelace")}`))).toEqual(["ada@example.com"]);
+    expect(emails(await list(A, "?q=Grace"))).toEqual(["grace@example.com"]);
+    // Filters still apply to what the name found.
+    expect(emails(await list(A, "?q=Lovelace&status=unsubscribed"))).toEqual([]);
+  });
+
+  it("counts subscribed, waiting for confirmation, unsubscribed and blocked contacts", async () => {
+    expect((await list(A)).consent).toEqual({ subscribed: 2, waiting: 1, unsubscribed: 1, blocked: 0 });
+    expect((await list(B)).consent).toEqual({ subscribed: 1, waiting: 0, unsubscribed: 0, blocked: 0 });
+  });
+
   it("bad filters are explained on the form and nothing is asked of the service", async () => {
     const before = h.emulator.requests.length;
     const bad = await list(A, "?segments=abc&status=sometimes&field=first%20name&value=x");
     expect(bad.errors).toMatchObject({
-      segments: "Segment ids are numbers, separated by commas.",
+      segments: "Segment numbers only, separated by commas (for example 12, 15).",
       status: "Pick a status from the list.",
       field: "A custom field name has only letters, digits, - and _.",
     });
@@ -136,6 +151,10 @@ describe("a person's page", () => {
 
     const orders = await person(A, "ada@example.com", "?event=order_completed");
     expect(orders.events).toHaveLength(2);
+    // The words the table shows find the same events.
+    expect(all.events[0]?.label).toBe("Order completed");
+    expect((await person(A, "ada@example.com", `?event=${encodeURIComponent("Order completed")}`)).events).toHaveLength(2);
+    expect((await person(A, "ada@example.com", `?event=${encodeURIComponent("cart abandoned")}`)).events).toHaveLength(1);
     const one = await person(A, "ada@example.com", "?search=%231001");
     expect(one.events.map((e) => JSON.parse(e.properties).publicId)).toEqual(["#1001"]);
 

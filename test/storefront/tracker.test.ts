@@ -132,7 +132,11 @@ describeEachDatabase("the storefront tracker", (database) => {
       expect(page.status).toBe(200);
       const html = await page.text();
       expect(html).toContain("Tracker embed in your theme");
-      expect(html).toContain("Last event the tracker saw");
+      expect(html).toContain("Last event your marketing account recorded");
+      expect(html).toContain("Last storefront event received");
+      // The embed is not on, yet the account saw an event (this app's own): the page says where it came from.
+      expect(o.embed.state).not.toBe("enabled");
+      expect(html).toContain("data-tracker-source-hint");
       expect(html).not.toContain("data-events-off-hint");
     });
   });
