@@ -40,6 +40,8 @@ export interface Faults extends BehaviourFaults {
   dropConnections?: number | { share?: number; count?: number };
   /** transport faults apply only to paths starting with this (e.g. "/api/people") */
   pathPrefix?: string;
+  /** ...and only to requests whose API key belongs to this account (one account's trouble) */
+  accountId?: number;
   /** ...and only to this method */
   method?: string;
 }
@@ -206,7 +208,11 @@ export async function startEmulator(
     };
 
     // ---- transport faults
-    const matches = (!faults.pathPrefix || url.pathname.startsWith(faults.pathPrefix)) && (!faults.method || faults.method.toUpperCase() === rec.method);
+    const keyAccount = () => state.keys.get(/^Bearer\s+(.+)$/i.exec(auth ?? "")?.[1]?.trim() ?? "")?.accountId;
+    const matches =
+      (!faults.pathPrefix || url.pathname.startsWith(faults.pathPrefix)) &&
+      (!faults.method || faults.method.toUpperCase() === rec.method) &&
+      (faults.accountId === undefined || keyAccount() === faults.accountId);
     if (matches) {
       const drop = faults.dropConnections;
       const dropNow =
