@@ -3,7 +3,7 @@ import { logger } from "../logger.server";
 import type { MarketingClient } from "../services/marketing/client.server";
 import { isMarketingServiceError, isPermanentRefusalForPerson, type MarketingServiceError } from "../services/marketing/errors";
 import type { ServiceCall } from "../services/marketing/schemas";
-import { pauseShop, serviceClientFor } from "../shops/connection.server";
+import { pauseShop, serviceClientsFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { isCompleted } from "./abandonment.server";
 import { claimRows, fairShareCandidates, GIVE_BACK_CLAIM, nextCursor } from "./claim.server";
@@ -201,12 +201,11 @@ export class DeliveryLane {
     // Live calls before history, then by id; shops take turns in the order sent.
     claimed.sort((a, b) => Number(a.background) - Number(b.background) || compareIds(a.id, b.id));
     claimed = interleaveByShop(claimed);
-    // One key lookup per shop and claim: a key replaced or removed since is read at the next claim.
-    const clients = new Map<string, Promise<MarketingClient | null>>();
-    const clientFor: ClientFor = (shop) => {
-      if (!clients.has(shop)) clients.set(shop, serviceClientFor(shop));
-      return clients.get(shop)!;
-    };
+    // One key lookup per claim, for all its shops: a key replaced or removed since is read at the
+    // next claim.
+    const clients = claimed.length ? serviceClientsFor([...new Set(claimed.map((c) => c.shop))]) : undefined;
+    clients?.catch(() => undefined); // a failed lookup fails each call of the claim (retried), below
+    const clientFor: ClientFor = async (shop) => (await clients!).get(shop) ?? null;
     for (const call of claimed) {
       this.held.add(call.id);
       this.ready.push({ call, clientFor });

@@ -5,7 +5,7 @@ import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { ServiceCall } from "../services/marketing/schemas";
-import { shopContext, type ShopContext } from "../shops/connection.server";
+import { shopContexts, type ShopContext } from "../shops/connection.server";
 import { handleLifecycle } from "../shops/lifecycle.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
@@ -105,8 +105,8 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   claimed.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime() || a.id.localeCompare(b.id));
 
   const now = new Date();
-  const contexts = new Map<string, ShopContext>();
-  for (const shop of new Set(claimed.map((d) => d.shop))) contexts.set(shop, await shopContext(shop));
+  // One query for every shop of the batch: a fair batch spans many shops.
+  const contexts = await shopContexts([...new Set(claimed.map((d) => d.shop))]);
   const prepare1 = (d: ClaimedDelivery) => prepare(d, syncContext(contexts.get(d.shop)!, now));
   // Webhooks that need an object never synced get it fetched from Shopify first (app/backfill).
   const prepared = await fetchUnknownObjects(workerId, claimed.map(prepare1), policy, prepare1);
