@@ -46,7 +46,7 @@ interface Scenario {
 interface Result {
   db: Db;
   scenario: string;
-  /** Latencies (ms) per quiet shop. */
+  /** Latencies (ms) per quiet shop ("quiet-000", …). */
   perShop: Map<string, number[]>;
   /** Changes recorded but not at the service when the scenario ended. */
   lost: number;
@@ -251,9 +251,11 @@ async function run(
         lost++;
         continue;
       }
-      const list = perShop.get(shop) ?? [];
+      // By the shop's place, the same in every scenario (the names carry the run's tag).
+      const key = shop.replace(`fair-${tag}-`, "");
+      const list = perShop.get(key) ?? [];
       list.push(got - at);
-      perShop.set(shop, list);
+      perShop.set(key, list);
     }
     const floodCalls = floodEmails.filter((e) => arrival.has(e)).length;
     const limitedAsked = emulator.requests.filter((r) => r.fault === "429").length;
