@@ -16,6 +16,11 @@ export async function claimRows<T>(options: {
   leaseMs: number;
   /** Condition on the candidate row `q` for it to be due. */
   due: string;
+  /**
+   * The query choosing due rows (one column, the key), instead of the one built from `due`,
+   * `where` and `orderBy` (the fair-share claims: fairShareCandidates). `$3` is the limit.
+   */
+  dueCandidates?: string;
   /** Extra joins/conditions (e.g. shop not paused). */
   from?: string;
   where?: string;
@@ -46,15 +51,16 @@ export async function claimRows<T>(options: {
   // claimed since the last VACUUM, and with it the claim cost 11 ms on PGlite, 5 ms without.
   // Per worker, not per process: a worker's scan leaves out the calls it has in flight, so it must
   // not stand in for the scans of the other workers of its process.
+  const dueCandidates = options.dueCandidates ?? candidates(options.due);
   const now = Date.now();
   const scanKey = `${options.table}|${options.workerId}`;
   const scanExpired = now - (lastExpiredScan.get(scanKey) ?? 0) >= Math.min(EXPIRED_SCAN_EVERY_MS, options.leaseMs / 4);
   if (scanExpired) lastExpiredScan.set(scanKey, now);
   const claimable = scanExpired
     ? `WITH expired AS (${candidates(`q.status = '${RUNNING}' AND q."lockedUntil" < now()`)}),
-          due AS (${candidates(options.due)})
+          due AS (${dueCandidates})
        SELECT * FROM (SELECT * FROM expired UNION ALL SELECT * FROM due) c LIMIT $3`
-    : candidates(options.due);
+    : dueCandidates;
   // A single key is matched as `= ANY(ARRAY(…))`, so the chosen rows are fetched by primary key
   // whatever the table's size. With `IN (…)` the planner hash-joined them against a scan of the
   // whole table while it was small: 5.6 against 3.9 ms a claim of 64 at 6,000 queued calls.
@@ -78,7 +84,87 @@ export const GIVE_BACK_CLAIM = `"lockedBy" = NULL, "lockedUntil" = NULL, attempt
 const EXPIRED_SCAN_EVERY_MS = 5_000;
 const lastExpiredScan = new Map<string, number>();
 
-/** A stopped worker's scan times go with it. */
+/** Where a worker's next fair-share claim of a table starts (see fairShareCandidates). */
+const cursors = new Map<string, string>();
+export function claimCursor(table: string, workerId: string): string {
+  return cursors.get(`${table}|${workerId}`) ?? "";
+}
+export function setClaimCursor(table: string, workerId: string, cursor: string): void {
+  cursors.set(`${table}|${workerId}`, cursor);
+}
+
+/** A stopped worker's scan times and cursors go with it. */
 export function forgetClaimer(workerId: string): void {
-  for (const key of lastExpiredScan.keys()) if (key.endsWith(`|${workerId}`)) lastExpiredScan.delete(key);
+  for (const map of [lastExpiredScan, cursors]) for (const key of map.keys()) if (key.endsWith(`|${workerId}`)) map.delete(key);
+}
+
+/**
+ * Due rows of a queue table shared fairly between shops: round-robin, a quantum per shop per claim.
+ * It walks the shops that have queued rows in name order, starting after `cursor` (the last shop
+ * the worker served) and wrapping around, at most `maxShops` of them, one index probe per shop
+ * (a skip scan over the table's queued-by-shop partial index); each shop then gets an even share
+ * of the claim (ceil(limit / shops)) from its own slice of that index, and what shops could not use
+ * goes to the next calls of the shops walked first. The cost grows with the rows claimed and the
+ * shops walked, never with the backlog; any number of workers walk with their own cursors, and
+ * `SKIP LOCKED` keeps them off each other's rows.
+ *
+ * Placeholders: `$3` the limit; `cursor` and `maxShops` name the caller's own.
+ */
+export function fairShareCandidates(options: {
+  table: "OutboundCall" | "WebhookDelivery";
+  /** Condition on `q` beside `q.status = 'queued' AND q.shop = <the shop>`. */
+  due: string;
+  /** Order within one shop: must follow the partial index after its `shop` column. */
+  orderBy: string;
+  /** Condition on a walked shop named `w.shop` (e.g. it may receive deliveries now). */
+  shopReady?: string;
+  /** The most rows a shop `r.shop` may get in one claim, or NULL for no bound of its own. */
+  shopLimit?: string;
+  cursor: string;
+  maxShops: string;
+}): string {
+  const t = `"${options.table}"`;
+  const queued = `c.status = 'queued'`;
+  const next = (after: string | null) =>
+    `(SELECT c.shop FROM ${t} c WHERE ${queued}${after ? ` AND c.shop > ${after}` : ""} ORDER BY c.shop LIMIT 1)`;
+  const shopLimit = options.shopLimit ?? "NULL::int";
+  const perShop = (limit: string, offset = "") => `SELECT p.id FROM ready r CROSS JOIN LATERAL (
+        SELECT q.id FROM ${t} q
+         WHERE q.status = 'queued' AND q.shop = r.shop AND (${options.due})
+         ORDER BY ${options.orderBy} ${offset} LIMIT ${limit}
+         FOR UPDATE OF q SKIP LOCKED) p`;
+  return `WITH RECURSIVE
+      after_cursor(shop, n) AS (
+        SELECT s, 1 FROM (SELECT ${next(`${options.cursor}::text`)} AS s) f WHERE s IS NOT NULL
+        UNION ALL
+        SELECT ${next("w.shop")}, w.n + 1 FROM after_cursor w WHERE w.shop IS NOT NULL AND w.n < ${options.maxShops}),
+      from_start(shop, n) AS (
+        SELECT s, 1 FROM (SELECT ${next(null)} AS s) f WHERE s IS NOT NULL AND s <= ${options.cursor}::text
+        UNION ALL
+        SELECT ${next("w.shop")}, w.n + 1 FROM from_start w
+         WHERE w.shop IS NOT NULL AND w.shop < ${options.cursor}::text AND w.n < ${options.maxShops}),
+      walk AS (
+        SELECT shop, n FROM after_cursor WHERE shop IS NOT NULL
+        UNION ALL
+        SELECT shop, ${options.maxShops} + n FROM from_start WHERE shop IS NOT NULL AND shop <= ${options.cursor}::text),
+      ready AS MATERIALIZED (
+        -- In walk order as appended (no sort: the walk is at most two short index walks).
+        SELECT w.shop, w.n FROM walk w ${options.shopReady ? `WHERE ${options.shopReady}` : ""} LIMIT ${options.maxShops}),
+      quantum AS (SELECT GREATEST(1, ceil($3::numeric / GREATEST(count(*), 1)))::int AS q FROM ready)
+    SELECT id FROM (
+      ${perShop(`LEAST((SELECT q FROM quantum), ${shopLimit})`)}
+      UNION ALL
+      ${perShop(`CASE WHEN ${shopLimit} IS NULL THEN $3 ELSE GREATEST(0, ${shopLimit} - (SELECT q FROM quantum)) END`, "OFFSET (SELECT q FROM quantum)")}
+    ) fair LIMIT $3`;
+}
+
+/**
+ * The shop a claim should start after next time: of the shops it served, the last in walk order
+ * (names after the cursor first, then from the start). Empty when none was served.
+ */
+export function nextCursor(cursor: string, served: Iterable<string>): string {
+  const shops = [...new Set(served)].sort();
+  if (!shops.length) return cursor;
+  const before = shops.filter((s) => s <= cursor);
+  return before.length ? before[before.length - 1]! : shops[shops.length - 1]!;
 }

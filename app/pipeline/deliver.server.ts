@@ -4,10 +4,10 @@ import { logger } from "../logger.server";
 import type { MarketingClient } from "../services/marketing/client.server";
 import { isMarketingServiceError, isPermanentRefusalForPerson, type MarketingServiceError } from "../services/marketing/errors";
 import type { ServiceCall } from "../services/marketing/schemas";
-import { pauseShop, serviceClientFor } from "../shops/connection.server";
+import { pauseShop, serviceClientsFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { isCompleted } from "./abandonment.server";
-import { claimRows, GIVE_BACK_CLAIM } from "./claim.server";
+import { claimRows, fairShareCandidates, GIVE_BACK_CLAIM, nextCursor } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
 import { callKind, contentHash } from "./decide";
 import { retryDelayMs, type PipelinePolicy } from "./policy";
@@ -23,11 +23,13 @@ interface ClaimedCall {
   attempts: number;
   createdAt: Date;
   retryFrom: Date;
+  /** Planned from imported history: after the shop's live calls. */
+  background: boolean;
 }
 
 type Result =
   | { status: "delivered" }
-  | { status: "retry"; error: string; response?: unknown; delayMs: number; giveBackAttempt?: boolean }
+  | { status: "retry"; error: string; response?: unknown; delayMs: number; giveBackAttempt?: boolean; holdShopMs?: number }
   | { status: "dead"; error: string; response?: unknown }
   | { status: "refused"; error: string; response?: unknown }
   | { status: "paused"; error: string };
@@ -35,39 +37,77 @@ type Result =
 /** Errors that mean the shop's key no longer works: stop the shop, keep its calls. */
 const PAUSING = new Set(["unauthenticated", "account_inactive"]);
 
+/** Head of line per object, and not one of the calls this worker holds still ($4). */
+const HEAD_OF_LINE = `q.id <= (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
+              AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)
+      AND q.id <> ALL($4::bigint[])`;
+
 /**
- * Claims up to `limit` due calls. Only the oldest waiting call of each Shopify object is
- * claimable (a call in flight holds the ones behind it), so an object's calls reach the service in
- * the order they were planned, however many claims overlap. `inFlight`: calls this worker holds
- * still; a lease of one that ran out (a call slower than the lease) is left to another worker.
+ * Claims up to `limit` due calls, shared fairly between the shops that have some (round-robin from
+ * `cursor`: fairShareCandidates), each shop's live calls before its imported history. Only the
+ * oldest waiting call of each Shopify object is claimable (a call in flight holds the ones behind
+ * it), so an object's calls reach the service in the order they were planned, however many claims
+ * overlap. `inFlight`: calls this worker holds still; a lease of one that ran out (a call slower
+ * than the lease) is left to another worker. `skipShops`: shops this worker has enough of already.
  */
-function claimCalls(workerId: string, policy: PipelinePolicy, limit: number, inFlight: string[]): Promise<ClaimedCall[]> {
+function claimCalls(
+  workerId: string,
+  policy: PipelinePolicy,
+  limit: number,
+  inFlight: string[],
+  fair: { cursor: string; skipShops: string[]; limited: Map<string, number> },
+): Promise<ClaimedCall[]> {
+  // The shop check is a scalar subquery, not EXISTS or a join: with real statistics the planner
+  // turned EXISTS into a join that fetched a shop's whole queue and sorted it (86 against 7 ms).
+  const shopMayReceive = (shop: string) => `COALESCE((SELECT true FROM "Shop" s WHERE s.domain = ${shop} AND ${canReceiveDeliveriesSql("s")}
+      AND (s."deliveryHoldUntil" IS NULL OR s."deliveryHoldUntil" <= now())), false)`;
   return claimRows<ClaimedCall>({
     table: "OutboundCall",
     workerId,
     limit,
     leaseMs: policy.leaseMs,
     due: `q.status = '${CALL_STATUS.queued}' AND q."runAt" <= now()`,
-    // The shop check is a scalar subquery, not EXISTS: with real statistics (one shop, a backlog
-    // of 16k calls) the planner turned EXISTS into a join that fetched the shop's whole queue by
-    // (shop, status) and sorted it, 86 ms per claim against 7 ms for the index walk; a scalar
-    // subquery is never turned into a join, so the claim walks the (status, runAt, id) index in
-    // order and stops when its batch is full, however many shops there are.
-    // Head of line per object. Written as "the smallest waiting id" rather than NOT EXISTS so the
-    // (shop, objectKey, id) index serves it even without table statistics (PGlite has no autovacuum).
-    // `<=` means `=` here (q itself is waiting, so the smallest is at most q.id), but the planner
-    // estimates `=` to keep 0.5 % of the rows and then sorts the whole queue instead of walking the
-    // index until the batch is full.
-    where: `COALESCE((SELECT true FROM "Shop" s WHERE s.domain = q.shop AND ${canReceiveDeliveriesSql("s")}), false)
-      AND q.id <= (SELECT p.id FROM "OutboundCall" p WHERE p.shop = q.shop AND p."objectKey" = q."objectKey"
-              AND p.status IN ('${CALL_STATUS.queued}', '${CALL_STATUS.running}') ORDER BY p.id LIMIT 1)
-      AND q.id <> ALL($4::bigint[])`,
-    params: [inFlight],
+    dueCandidates: fairShareCandidates({
+      table: "OutboundCall",
+      // Head of line: written as "the smallest waiting id" rather than NOT EXISTS so the
+      // (shop, objectKey, id) index serves it even without table statistics (PGlite has no
+      // autovacuum); `<=` means `=` (q itself is waiting) but keeps the planner's estimate sane.
+      due: `q."runAt" <= now() AND ${HEAD_OF_LINE}`,
+      orderBy: `q.background, q."runAt", q.id`,
+      shopReady: `w.shop <> ALL($6::text[]) AND ${shopMayReceive("w.shop")}`,
+      shopLimit: `(SELECT l.n FROM unnest($8::text[], $9::int[]) AS l(shop, n) WHERE l.shop = r.shop)`,
+      cursor: "$5",
+      maxShops: "$7::int",
+    }),
+    // Calls whose lease ran out (a worker died): looked for now and then, oldest first.
+    where: `${shopMayReceive("q.shop")} AND ${HEAD_OF_LINE}`,
+    params: [
+      inFlight,
+      fair.cursor,
+      fair.skipShops,
+      Math.max(1, Math.min(limit, policy.fairShareShops)),
+      [...fair.limited.keys()],
+      [...fair.limited.values()],
+    ],
     orderBy: `q."runAt", q.id`,
     key: "id",
     returning: `id::text AS id, shop, "objectKey", kind, call, attempts, "createdAt" AT TIME ZONE 'UTC' AS "createdAt",
-      "retryFrom" AT TIME ZONE 'UTC' AS "retryFrom"`,
+      "retryFrom" AT TIME ZONE 'UTC' AS "retryFrom", background`,
   });
+}
+
+/** Calls in the order to send them: round-robin between shops, each shop's in claim order. */
+export function interleaveByShop<T extends { shop: string }>(items: T[]): T[] {
+  const byShop = new Map<string, T[]>();
+  for (const item of items) {
+    const list = byShop.get(item.shop);
+    if (list) list.push(item);
+    else byShop.set(item.shop, [item]);
+  }
+  const lists = [...byShop.values()];
+  const out: T[] = [];
+  for (let i = 0; out.length < items.length; i++) for (const list of lists) if (i < list.length) out.push(list[i]!);
+  return out;
 }
 
 /**
@@ -82,7 +122,17 @@ function claimCalls(workerId: string, policy: PipelinePolicy, limit: number, inF
  */
 export class DeliveryLane {
   /** Claimed, not sent yet, each with the service clients of its claim. */
-  private readonly ready: { call: ClaimedCall; clientFor: ClientFor }[] = [];
+  private ready: { call: ClaimedCall; clientFor: ClientFor }[] = [];
+  /** Calls at the service per shop. */
+  private readonly sending = new Map<string, number>();
+  /**
+   * Shops whose last answer was a failure (429, 5xx, timeout, network): each gets at most
+   * `troubledShopConcurrency` places until an answer succeeds, so a failing or slow account cannot
+   * fill the window that every other shop's calls share.
+   */
+  private readonly troubled = new Set<string>();
+  /** Where the next claim's round-robin over shops starts: after the last shop served. */
+  private cursor = "";
   /** Ids of every call claimed whose result is not written yet. */
   private readonly held = new Set<string>();
   /** Sent, not answered yet. */
@@ -130,10 +180,13 @@ export class DeliveryLane {
       this.pump();
       return 0;
     }
+    // A troubled shop is claimed no more calls than places it may still use (none: left out).
+    const limited = new Map([...this.troubled].map((shop) => [shop, Math.max(0, this.room(shop) - this.readyOf(shop))]));
+    const skipShops = [...limited].filter(([, n]) => n === 0).map(([shop]) => shop);
     let claimed: ClaimedCall[];
     try {
       this.claim = (async () => {
-        const rows = await claimCalls(this.workerId, policy, want, [...this.held]);
+        const rows = await claimCalls(this.workerId, policy, want, [...this.held], { cursor: this.cursor, skipShops, limited });
         // Closed meanwhile: nothing more is sent.
         if (!this.closed) return rows;
         await this.handBack(rows.map((c) => c.id));
@@ -145,16 +198,21 @@ export class DeliveryLane {
     }
     if (this.closed) return 0;
     this.dry = claimed.length < want;
-    // One key lookup per shop and claim: a key replaced or removed since is read at the next claim.
-    const clients = new Map<string, Promise<MarketingClient | null>>();
-    const clientFor: ClientFor = (shop) => {
-      if (!clients.has(shop)) clients.set(shop, serviceClientFor(shop));
-      return clients.get(shop)!;
-    };
+    this.cursor = nextCursor(this.cursor, claimed.map((c) => c.shop));
+    // Live calls before history, then by id; shops take turns in the order sent.
+    claimed.sort((a, b) => Number(a.background) - Number(b.background) || compareIds(a.id, b.id));
+    claimed = interleaveByShop(claimed);
+    // One key lookup per claim, for all its shops: a key replaced or removed since is read at the
+    // next claim.
+    const clients = claimed.length ? serviceClientsFor([...new Set(claimed.map((c) => c.shop))]) : undefined;
+    clients?.catch(() => undefined); // a failed lookup fails each call of the claim (retried), below
+    const clientFor: ClientFor = async (shop) => (await clients!).get(shop) ?? null;
     for (const call of claimed) {
       this.held.add(call.id);
       this.ready.push({ call, clientFor });
     }
+    // A troubled shop keeps no more claimed calls than places it may use.
+    for (const shop of new Set(claimed.map((c) => c.shop))) if (this.troubled.has(shop)) this.giveBackBeyond(shop, this.room(shop));
     this.pump();
     return claimed.length;
   }
@@ -191,15 +249,74 @@ export class DeliveryLane {
       .catch((error) => logger().warn({ worker: this.workerId, calls: ids.length, err: messageOf(error) }, "could not hand back claimed calls"));
   }
 
+  /** Places a shop may still take at the service. */
+  private room(shop: string): number {
+    const policy = this.policy!;
+    const cap = this.troubled.has(shop) ? policy.troubledShopConcurrency : policy.shopConcurrency;
+    return Math.max(0, cap - (this.sending.get(shop) ?? 0));
+  }
+
+  private readyOf(shop: string): number {
+    return this.ready.reduce((n, r) => n + (r.call.shop === shop ? 1 : 0), 0);
+  }
+
+  /** Hands back a shop's claimed calls not sent yet beyond the first `keep` (a 429, a pause, trouble). */
+  private giveBackBeyond(shop: string, keep: number): void {
+    const extra: string[] = [];
+    let kept = 0;
+    this.ready = this.ready.filter((r) => {
+      if (r.call.shop !== shop || kept++ < keep) return true;
+      extra.push(r.call.id);
+      this.held.delete(r.call.id);
+      return false;
+    });
+    if (extra.length) {
+      void this.handBack(extra);
+      this.finishIfEmpty();
+    }
+  }
+
   private pump(): void {
     if (this.closed) return;
     const window = this.policy?.batchSize ?? 0;
     while (this.awaiting < window && this.ready.length) {
-      const next = this.ready.shift()!;
+      const at = this.nextToSend();
+      if (at < 0) break;
+      const [next] = this.ready.splice(at, 1);
       this.awaiting++;
-      void this.run(next.call, this.policy!, next.clientFor);
+      this.sending.set(next!.call.shop, (this.sending.get(next!.call.shop) ?? 0) + 1);
+      void this.run(next!.call, this.policy!, next!.clientFor);
     }
     this.refillIfLow();
+  }
+
+  /**
+   * The next call to send: the first waiting call of the shop with the fewest calls at the service
+   * (and a place left), so a shop with one change waiting is not queued behind another shop's
+   * calls claimed ahead; a shop's own calls go in claim order.
+   */
+  private nextToSend(): number {
+    let at = -1;
+    let fewest = Infinity;
+    const seen = new Set<string>();
+    for (let i = 0; i < this.ready.length; i++) {
+      const shop = this.ready[i]!.call.shop;
+      if (seen.has(shop)) continue;
+      seen.add(shop);
+      const sending = this.sending.get(shop) ?? 0;
+      if (sending < fewest && this.room(shop) > 0) {
+        fewest = sending;
+        at = i;
+        if (sending === 0) break;
+      }
+    }
+    return at;
+  }
+
+  private finishIfEmpty(): void {
+    if (this.size > 0) return;
+    this.emptied.splice(0).forEach((resolve) => resolve());
+    this.options.onEmpty?.();
   }
 
   private async run(c: ClaimedCall, policy: PipelinePolicy, clientFor: ClientFor): Promise<void> {
@@ -207,8 +324,15 @@ export class DeliveryLane {
       const result = await deliverOne(c, policy, clientFor).finally(() => {
         this.awaiting--;
         this.writing++;
-        this.pump();
+        const left = (this.sending.get(c.shop) ?? 1) - 1;
+        if (left > 0) this.sending.set(c.shop, left);
+        else this.sending.delete(c.shop);
       });
+      // The service's Retry-After holds the whole shop (every worker's claims skip it), not only this
+      // call; written before the shop's calls claimed ahead go back, so that none is claimed meanwhile.
+      if (result.status === "retry" && result.holdShopMs) await holdShop(c.shop, result.holdShopMs);
+      this.noteAnswer(c.shop, result);
+      this.pump();
       await record(this.workerId, c, result, this.writes);
     } catch (error) {
       // The result could not be written (the database is unreachable): the call stays leased to
@@ -218,10 +342,20 @@ export class DeliveryLane {
       this.held.delete(c.id);
       this.writing--;
       this.pump();
-      if (this.size === 0) {
-        this.emptied.splice(0).forEach((resolve) => resolve());
-        this.options.onEmpty?.();
-      }
+      this.finishIfEmpty();
+    }
+  }
+
+  /** One account's trouble stays its own: its calls claimed ahead go back, its places shrink. */
+  private noteAnswer(shop: string, result: Result): void {
+    if (result.status === "delivered") this.troubled.delete(shop);
+    else if (result.status === "paused" || (result.status === "retry" && result.holdShopMs)) {
+      // Not sendable before the hold (or the reconnection): other workers must not wait for them.
+      this.troubled.add(shop);
+      this.giveBackBeyond(shop, 0);
+    } else if (result.status === "retry") {
+      this.troubled.add(shop);
+      this.giveBackBeyond(shop, this.room(shop));
     }
   }
 
@@ -475,7 +609,21 @@ function retryOrDie(
     const tried = Math.round((Date.now() - c.retryFrom.getTime()) / 60_000);
     return { status: "dead", error: `gave up after ${c.attempts} attempts; last: ${error} (retried for ${tried} min)`, response };
   }
-  return { status: "retry", error, response, delayMs, giveBackAttempt: flowControl };
+  return { status: "retry", error, response, delayMs, giveBackAttempt: flowControl, ...(flowControl ? { holdShopMs: delayMs } : {}) };
+}
+
+/** No call of the shop is claimed for `ms` (a later hold already set is kept). */
+async function holdShop(shop: string, ms: number): Promise<void> {
+  await database().sql.query(
+    `UPDATE "Shop" SET "deliveryHoldUntil" = GREATEST(COALESCE("deliveryHoldUntil", now()), now() + ($2::bigint * interval '1 millisecond'))
+     WHERE domain = $1`,
+    [shop, ms],
+  );
+}
+
+/** Decimal ids (bigint as text) in numeric order. */
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /**

@@ -5,14 +5,14 @@ import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { ServiceCall } from "../services/marketing/schemas";
-import { shopContext, type ShopContext } from "../shops/connection.server";
+import { shopContexts, type ShopContext } from "../shops/connection.server";
 import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
 import { kindOf, topicInfo, topicsWithRole } from "../topics";
 import { applyAbandonment } from "./abandonment.server";
-import { claimRows } from "./claim.server";
+import { claimCursor, claimRows, fairShareCandidates, nextCursor, setClaimCursor } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
 import { decide, type ObjectMemory } from "./decide";
 import { backoffMs, type PipelinePolicy } from "./policy";
@@ -35,6 +35,8 @@ interface Finished {
 }
 
 interface QueuedCall {
+  /** Planned from imported history: sent after the shop's live calls. */
+  background: boolean;
   shop: string;
   objectKey: string;
   kind: string;
@@ -61,12 +63,23 @@ const COMPLIANCE_WAITS_FOR_EARLIER = `q.topic <> ALL(ARRAY[${topicsWithRole("com
  * it never holds its neighbours: a batch that fails as a whole is retried one delivery at a time.
  */
 export async function planDeliveries(workerId: string, policy: PipelinePolicy): Promise<number> {
+  const cursor = claimCursor("WebhookDelivery", workerId);
   const claimed = await claimRows<ClaimedDelivery>({
     table: "WebhookDelivery",
     workerId,
     limit: policy.planBatchSize,
     leaseMs: policy.leaseMs,
     due: `q.status = '${DELIVERY_STATUS.queued}' AND q."runAt" <= now()`,
+    // Shared between shops round-robin; within a shop, live webhooks before imported history.
+    dueCandidates: fairShareCandidates({
+      table: "WebhookDelivery",
+      due: `q."runAt" <= now() AND (${COMPLIANCE_WAITS_FOR_EARLIER})`,
+      orderBy: `(q.source <> 'webhook'), q."receivedAt", q.id`,
+      cursor: "$4",
+      maxShops: "$5::int",
+    }),
+    params: [cursor, Math.max(1, Math.min(policy.planBatchSize, policy.fairShareShops))],
+    // Deliveries whose lease ran out (a worker died): looked for now and then, oldest first.
     where: COMPLIANCE_WAITS_FOR_EARLIER,
     orderBy: `q."receivedAt", q.id`,
     key: "id",
@@ -74,12 +87,13 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
       shop, topic, "eventId", "rawBody", attempts, source`,
   });
   if (!claimed.length) return 0;
+  setClaimCursor("WebhookDelivery", workerId, nextCursor(cursor, claimed.map((d) => d.shop)));
   // UPDATE … RETURNING does not keep the subquery's order.
   claimed.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime() || a.id.localeCompare(b.id));
 
   const now = new Date();
-  const contexts = new Map<string, ShopContext>();
-  for (const shop of new Set(claimed.map((d) => d.shop))) contexts.set(shop, await shopContext(shop));
+  // One query for every shop of the batch: a fair batch spans many shops.
+  const contexts = await shopContexts([...new Set(claimed.map((d) => d.shop))]);
   const prepare1 = (d: ClaimedDelivery) => prepare(d, syncContext(contexts.get(d.shop)!, now));
   // Webhooks that need an object never synced get it fetched from Shopify first (app/backfill).
   const fetched = await fetchUnknownObjects(workerId, claimed.map(prepare1), policy, prepare1);
@@ -188,7 +202,7 @@ async function persist(
       }
       if (p.route === "compliance") {
         const result = await handleCompliance(tx, { ...delivery, body: p.body }, shop.settings);
-        for (const c of result.calls) calls.push({ shop: delivery.shop, objectKey: c.objectKey, kind: kindOf(c.objectKey), call: c.call, deliveryId: delivery.id });
+        for (const c of result.calls) calls.push({ background: false, shop: delivery.shop, objectKey: c.objectKey, kind: kindOf(c.objectKey), call: c.call, deliveryId: delivery.id });
         finished.push({ delivery, outcome: DELIVERY_OUTCOME[result.outcome], detail: result.detail, objectKey: null });
         continue;
       }
@@ -229,7 +243,7 @@ async function persist(
       finished.push({ delivery, outcome: decision.outcome, detail: decision.detail, objectKey: p.objectKey });
       if (!decision.next) continue;
       for (const call of decision.calls) {
-        calls.push({ shop: delivery.shop, objectKey: p.objectKey, kind: kindOf(p.objectKey), call, deliveryId: delivery.id });
+        calls.push({ background: HISTORY_SOURCES.has(delivery.source), shop: delivery.shop, objectKey: p.objectKey, kind: kindOf(p.objectKey), call, deliveryId: delivery.id });
       }
       objects.set(key, decision.next);
       touched.add(key);
@@ -239,10 +253,10 @@ async function persist(
     if (calls.length) {
       await tx.query(
         // Ids follow plan order: an object's calls are delivered in id order.
-        `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, "deliveryId")
-           SELECT r.shop, r."objectKey", r.kind, r.call, r."deliveryId"
-             FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (shop text, "objectKey" text, kind text, call jsonb, "deliveryId" text))
-                  WITH ORDINALITY AS r(shop, "objectKey", kind, call, "deliveryId", n)
+        `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, "deliveryId", background)
+           SELECT r.shop, r."objectKey", r.kind, r.call, r."deliveryId", r.background
+             FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (shop text, "objectKey" text, kind text, call jsonb, "deliveryId" text, background boolean))
+                  WITH ORDINALITY AS r(shop, "objectKey", kind, call, "deliveryId", background, n)
             ORDER BY r.n`,
         [JSON.stringify(calls)],
       );
@@ -292,6 +306,12 @@ async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unkn
     )
     .catch((e) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }
+
+/**
+ * Calls planned from these wait behind their shop's live calls. A lookup is not among them: it is
+ * fetched for a live webhook, whose calls follow it.
+ */
+const HISTORY_SOURCES: ReadonlySet<string> = new Set(["backfill", "reconcile"]);
 
 const NOT_CONNECTED = "shop not connected to the marketing service: its next connection imports the history instead";
 

@@ -9,6 +9,15 @@ export const PIPELINE_POLICY = {
   /** Service calls claimed per poll, and so in flight per worker. */
   batchSize: 64,
   /**
+   * Calls of one shop (one marketing account) at the service at once, per worker. A shop whose last
+   * answer failed (429, 5xx, timeout) gets troubledShopConcurrency until one succeeds, so a failing
+   * or slow account holds at most that many of the places every other shop shares.
+   */
+  shopConcurrency: 64,
+  troubledShopConcurrency: 2,
+  /** Shops one claim serves at most (round-robin: the next claim starts after the last one served). */
+  fairShareShops: 64,
+  /**
    * Deliveries planned per transaction. On PGlite a transaction holds the only connection, but
    * while webhooks arrive the worker plans 8 at a time (webhook-priority.server.ts); otherwise
    * 64 halves the per-batch statements of 32 (planning alone: ~800 → 900–1,070 deliveries/s).

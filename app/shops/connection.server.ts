@@ -242,7 +242,19 @@ export interface ShopContext {
 }
 
 export async function shopContext(domain: string): Promise<ShopContext> {
-  const shop = await prisma().shop.findUnique({ where: { domain } });
+  return contextOf(domain, await prisma().shop.findUnique({ where: { domain } }));
+}
+
+/** The contexts of many shops in one query (a planning batch shared by many shops). */
+export async function shopContexts(domains: string[]): Promise<Map<string, ShopContext>> {
+  const shops = new Map((await prisma().shop.findMany({ where: { domain: { in: domains } } })).map((s) => [s.domain, s]));
+  return new Map(domains.map((domain) => [domain, contextOf(domain, shops.get(domain) ?? null)]));
+}
+
+function contextOf(
+  domain: string,
+  shop: { settings: unknown; storefrontUrl: string | null; currency: string | null; serviceKeyEnc: string | null } | null,
+): ShopContext {
   return {
     domain,
     settings: parseSettings(shop?.settings ?? {}),
@@ -257,11 +269,24 @@ const clients = new Map<string, { sealed: string; client: MarketingClient }>();
 
 /** The service client for a shop that can receive deliveries, else null. Retries belong to the queue. */
 export async function serviceClientFor(domain: string): Promise<MarketingClient | null> {
-  const shop = await prisma().shop.findUnique({
-    where: { domain },
-    select: { serviceKeyEnc: true, serviceBaseUrl: true, pausedAt: true, uninstalledAt: true },
+  return (await serviceClientsFor([domain])).get(domain) ?? null;
+}
+
+/** The service clients of many shops in one query (a claim shared by many shops); null: none. */
+export async function serviceClientsFor(domains: string[]): Promise<Map<string, MarketingClient | null>> {
+  const shops = await prisma().shop.findMany({
+    where: { domain: { in: domains } },
+    select: { domain: true, serviceKeyEnc: true, serviceBaseUrl: true, pausedAt: true, uninstalledAt: true },
   });
-  if (!shop?.serviceKeyEnc || !canReceiveDeliveries(shop)) return null;
+  const found = new Map(shops.map((s) => [s.domain, clientOf(s.domain, s)]));
+  return new Map(domains.map((d) => [d, found.get(d) ?? null]));
+}
+
+function clientOf(
+  domain: string,
+  shop: { serviceKeyEnc: string | null; serviceBaseUrl: string | null; pausedAt: Date | null; uninstalledAt: Date | null },
+): MarketingClient | null {
+  if (!shop.serviceKeyEnc || !canReceiveDeliveries(shop)) return null;
   const cached = clients.get(domain);
   if (cached?.sealed === shop.serviceKeyEnc) return cached.client;
   const client = createMarketingClient({

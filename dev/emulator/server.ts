@@ -28,8 +28,8 @@ export interface Faults extends BehaviourFaults {
   errorRate?: number;
   /** the next N matching requests are answered with a 5xx (status default 500) */
   serverErrors?: number | { count: number; status?: number };
-  /** the next `count` matching requests get 429 with Retry-After */
-  burst429?: { count: number; retryAfterSeconds?: number; retryAfterHttpDate?: boolean };
+  /** the next `count` matching requests get 429 with Retry-After (with `accountId`, only that account's) */
+  burst429?: { count: number; retryAfterSeconds?: number; retryAfterHttpDate?: boolean; accountId?: number };
   /** wait this long before handling (combine with a short client timeout) */
   stallMs?: number;
   /** never answer matching requests (the socket stays open until the client gives up or close()) */
@@ -41,6 +41,8 @@ export interface Faults extends BehaviourFaults {
   dropConnections?: number | { share?: number; count?: number };
   /** transport faults apply only to paths starting with this (e.g. "/api/people") */
   pathPrefix?: string;
+  /** ...and only to requests whose API key belongs to this account (one account's trouble) */
+  accountId?: number;
   /** ...and only to this method */
   method?: string;
 }
@@ -230,7 +232,11 @@ export async function startEmulator(
     };
 
     // ---- transport faults
-    const matches = (!faults.pathPrefix || url.pathname.startsWith(faults.pathPrefix)) && (!faults.method || faults.method.toUpperCase() === rec.method);
+    const keyAccount = () => state.keys.get(/^Bearer\s+(.+)$/i.exec(auth ?? "")?.[1]?.trim() ?? "")?.accountId;
+    const matches =
+      (!faults.pathPrefix || url.pathname.startsWith(faults.pathPrefix)) &&
+      (!faults.method || faults.method.toUpperCase() === rec.method) &&
+      (faults.accountId === undefined || keyAccount() === faults.accountId);
     if (matches) {
       const drop = faults.dropConnections;
       const dropNow =
@@ -259,7 +265,7 @@ export async function startEmulator(
       }
       // a client that gave up meanwhile does not stop processing: a real server would carry on too
       const burst = faults.burst429;
-      if (burst && takeCount(() => burst.count, (n) => (burst.count = n))) {
+      if (burst && (burst.accountId === undefined || keyAccount() === burst.accountId) && takeCount(() => burst.count, (n) => (burst.count = n))) {
         rec.fault = "429";
         const secs = burst.retryAfterSeconds ?? 1;
         const retryAfter = burst.retryAfterHttpDate ? new Date(Date.now() + secs * 1000).toUTCString() : String(secs);

@@ -1,0 +1,273 @@
+/**
+ * Fairness between shops: how long a quiet shop's change takes to reach the service while another
+ * shop floods the pipeline, and while one account answers 429.
+ *
+ *   npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
+ *                             [--workers 1] [--service-latency 20] [--cap-s 150]
+ *                             [--postgres | --no-postgres]
+ *
+ * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
+ * each scenario, a fresh database and emulator (in this process: it hands out one account per
+ * shop, and the 429 fault is set on one account only), `--shops` quiet shops, each connected to its
+ * own account, each recording a customers/create every `--every-ms` (jittered) through
+ * recordDelivery(), as the webhook route does. The latency of a change is from its recording to its
+ * person reaching the emulator (arrival, before the emulator's `--service-latency`). Scenarios:
+ *   alone      the quiet shops only, for `--alone-s` seconds: each shop's latency alone;
+ *   flood N    another shop records N customers/create at once (2 calls each) while the quiet shops
+ *              go on, until the flood is delivered (or `--cap-s`);
+ *   flood+429  the same, and one more quiet shop whose account answers every call 429
+ *              (Retry-After 5 s) throughout: the others must not notice.
+ * The bound (issue 33): every quiet shop's p99 within max(2 s, 3 × its p99 alone). Workers run in
+ * this process with the production policy (PGlite: one, in the app as it would be; PostgreSQL:
+ * `--workers`).
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { applyTestEnv } from "../test/support/env";
+import { createBenchDatabase, fmt, postgresAdminUrl, printTable, sleep } from "./support";
+
+applyTestEnv({ LOG_LEVEL: "silent" });
+const { openDatabase, installDatabase } = await import("../app/db.server");
+const { recordDelivery, moveJournaledDeliveries } = await import("../app/pipeline/ingest.server");
+const { startWorker } = await import("../app/pipeline/worker.server");
+const { connectShop } = await import("../app/shops/connection.server");
+const { customerBody } = await import("../test/support/pipeline");
+const { startEmulator } = await import("../dev/emulator/server");
+
+type Db = "pglite" | "postgres";
+interface Scenario {
+  name: string;
+  flood: number;
+  limited: boolean;
+}
+interface Result {
+  db: Db;
+  scenario: string;
+  /** Latencies (ms) per quiet shop ("quiet-000", …). */
+  perShop: Map<string, number[]>;
+  /** Changes recorded but not at the service when the scenario ended. */
+  lost: number;
+  /** Flood customers whose person reached the service (each is 2 calls: the person and an event). */
+  floodCalls: number;
+  floodSeconds: number;
+  limitedAsked: number;
+}
+
+const percentile = (values: number[], p: number) => {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      flood: { type: "string", default: "3000" },
+      shops: { type: "string", default: "50" },
+      "every-ms": { type: "string", default: "3000" },
+      "alone-s": { type: "string", default: "20" },
+      workers: { type: "string", default: "1" },
+      "service-latency": { type: "string", default: "20" },
+      "cap-s": { type: "string", default: "150" },
+      postgres: { type: "boolean", default: false },
+      "no-postgres": { type: "boolean", default: false },
+    },
+  });
+  const floods = values.flood.split(",").map(Number);
+  const shops = Number(values.shops);
+  const everyMs = Number(values["every-ms"]);
+  const aloneMs = Number(values["alone-s"]) * 1000;
+  const pgWorkers = Number(values.workers);
+  const latencyMs = Number(values["service-latency"]);
+  const capMs = Number(values["cap-s"]) * 1000;
+  if (!(floods.every((n) => n >= 1 && n <= 100_000) && shops >= 1 && shops <= 500 && everyMs >= 100 && aloneMs >= 1000 && capMs >= 10_000 && pgWorkers >= 1 && pgWorkers <= 16)) {
+    throw new Error("--flood 1..100000 (list), --shops 1..500, --every-ms ≥ 100, --alone-s ≥ 1, --cap-s ≥ 10, --workers 1..16");
+  }
+  const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
+  const scenarios: Scenario[] = [
+    { name: "alone", flood: 0, limited: false },
+    ...floods.map((n) => ({ name: `flood ${n}`, flood: n, limited: false })),
+    { name: `flood ${floods[0]} + one account 429`, flood: floods[0]!, limited: true },
+  ];
+  console.log(
+    `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
+      `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
+  );
+  const dbs: Db[] = ["pglite", ...(adminUrl ? (["postgres"] as const) : [])];
+  const results: Result[] = [];
+  for (const db of dbs) {
+    for (const scenario of scenarios) {
+      process.stdout.write(`  ${db}, ${scenario.name} … `);
+      const r = await run(db, scenario, { adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: db === "pglite" ? 1 : pgWorkers });
+      results.push(r);
+      const all = [...r.perShop.values()].flat();
+      console.log(`${all.length} changes, p99 ${fmt(percentile(all, 99), 0)} ms${r.floodCalls ? `; flood: ${r.floodCalls} customers in ${fmt(r.floodSeconds, 1)} s` : ""}`);
+    }
+  }
+
+  console.log();
+  const rows: (string | number)[][] = [];
+  for (const r of results) {
+    const alone = results.find((a) => a.db === r.db && a.scenario === "alone")!;
+    const all = [...r.perShop.values()].flat();
+    // Per shop: its p99 against max(2 s, 3 × its p99 alone).
+    let worstShop = "";
+    let worstRatio = 0;
+    let over = 0;
+    for (const [shop, latencies] of r.perShop) {
+      const bound = Math.max(2_000, 3 * percentile(alone.perShop.get(shop) ?? [], 99));
+      const p99 = percentile(latencies, 99);
+      if (p99 > bound) over++;
+      if (p99 / bound > worstRatio) {
+        worstRatio = p99 / bound;
+        worstShop = `${fmt(p99, 0)} / ${fmt(bound, 0)}`;
+      }
+    }
+    rows.push([
+      r.db,
+      r.scenario,
+      all.length,
+      fmt(percentile(all, 50), 0),
+      fmt(percentile(all, 90), 0),
+      fmt(percentile(all, 99), 0),
+      fmt(Math.max(...all), 0),
+      worstShop,
+      r.scenario === "alone" ? "-" : over ? `MISS (${over} shops)` : "ok",
+      r.lost,
+      r.floodCalls ? `${r.floodCalls} in ${fmt(r.floodSeconds, 1)} s (${fmt((2 * r.floodCalls) / r.floodSeconds, 0)} calls/s)` : "-",
+      r.scenario.includes("429") ? r.limitedAsked : "-",
+    ]);
+  }
+  printTable(
+    ["db", "scenario", "changes", "p50 ms", "p90 ms", "p99 ms", "max ms", "worst shop p99 / bound ms", "bound", "not arrived", "flood customers delivered", "429s answered"],
+    rows,
+  );
+}
+
+async function run(
+  db: Db,
+  scenario: Scenario,
+  o: { adminUrl: string | undefined; shops: number; everyMs: number; aloneMs: number; capMs: number; latencyMs: number; workers: number },
+): Promise<Result> {
+  const emulator = await startEmulator({ port: 0 });
+  const pgDb = db === "postgres" ? await createBenchDatabase(o.adminUrl!) : undefined;
+  const dir = db === "pglite" ? mkdtempSync(path.join(tmpdir(), "ms-bench-fair-")) : undefined;
+  const database = openDatabase(pgDb ? { kind: "postgres", url: pgDb.url } : { kind: "pglite", dataDir: dir! });
+  const tag = randomUUID().slice(0, 6);
+  const quiet = Array.from({ length: o.shops }, (_, i) => `fair-${tag}-quiet-${String(i).padStart(3, "0")}.myshopify.com`);
+  const flood = `fair-${tag}-flood.myshopify.com`;
+  const limited = `fair-${tag}-limited.myshopify.com`;
+  const workers: { stop(): Promise<void> }[] = [];
+  try {
+    await database.migrate();
+    installDatabase(database);
+    for (const shop of quiet) await connectShop(shop, { apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey, baseUrl: emulator.url, importHistory: false });
+    await connectShop(flood, { apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey, baseUrl: emulator.url, importHistory: false });
+    const limitedAccount = emulator.createAccount({ doubleOptIn: false });
+    await connectShop(limited, { apiKey: limitedAccount.apiKey, baseUrl: emulator.url, importHistory: false });
+    emulator.requests.length = 0;
+    emulator.setFaults({
+      latencyMs: o.latencyMs,
+      ...(scenario.limited ? { burst429: { count: 1_000_000_000, retryAfterSeconds: 5, accountId: limitedAccount.accountId } } : {}),
+    });
+
+    let seq = 0;
+    const record = (shop: string, email: string) =>
+      recordDelivery({
+        shop,
+        topic: "customers/create",
+        webhookId: randomUUID(),
+        eventId: randomUUID(),
+        triggeredAt: new Date().toISOString(),
+        apiVersion: "2026-04",
+        rawBody: JSON.stringify(customerBody({ id: String(9_000_000 + ++seq), email })),
+      });
+
+    for (let k = 0; k < o.workers; k++) workers.push(startWorker({ id: `bench-fair-${db}-${k + 1}` }));
+    const sent = new Map<string, { shop: string; at: number }>();
+    let stop = false;
+    const quietLoops = [...quiet, ...(scenario.limited ? [limited] : [])].map(async (shop, i) => {
+      // Spread the shops' first changes over one period, then one every everyMs ± 25 %.
+      await sleep((i / o.shops) * o.everyMs);
+      let n = 0;
+      while (!stop) {
+        const email = `q${n++}-${shop.split(".")[0]}@example.com`;
+        sent.set(email, { shop, at: Date.now() });
+        await record(shop, email);
+        await sleep(o.everyMs * (0.75 + Math.random() * 0.5));
+      }
+    });
+
+    const started = Date.now();
+    const floodEmails: string[] = [];
+    if (scenario.flood) {
+      for (let i = 0; i < scenario.flood; i++) {
+        const email = `f${i}-${tag}@example.com`;
+        floodEmails.push(email);
+        await record(flood, email);
+      }
+      await moveJournaledDeliveries();
+    }
+    // Until the flood is delivered (or the cap), or for aloneMs with no flood.
+    const arrived = () => new Set(emulator.requests.filter((r) => r.method === "POST" && r.path === "/api/people" && r.status !== null && r.status < 300).map((r) => (r.body as { email?: string }).email));
+    let floodSeconds = 0;
+    for (;;) {
+      await sleep(500);
+      const elapsed = Date.now() - started;
+      if (!scenario.flood) {
+        if (elapsed >= o.aloneMs) break;
+        continue;
+      }
+      const got = arrived();
+      if (floodEmails.every((e) => got.has(e))) {
+        floodSeconds = elapsed / 1000;
+        break;
+      }
+      if (elapsed >= o.capMs) {
+        floodSeconds = Number.NaN;
+        break;
+      }
+    }
+    stop = true;
+    await Promise.all(quietLoops);
+    // The last changes get a few seconds to arrive; what does not is reported, not measured.
+    await sleep(3_000);
+
+    const arrival = new Map<string, number>();
+    for (const r of emulator.requests) {
+      if (r.method !== "POST" || r.path !== "/api/people" || r.status === null || r.status >= 300) continue;
+      const email = (r.body as { email?: string }).email ?? "";
+      if (!arrival.has(email)) arrival.set(email, Date.parse(r.at));
+    }
+    const perShop = new Map<string, number[]>();
+    let lost = 0;
+    for (const [email, { shop, at }] of sent) {
+      if (shop === limited) continue;
+      const got = arrival.get(email);
+      if (got === undefined) {
+        lost++;
+        continue;
+      }
+      // By the shop's place, the same in every scenario (the names carry the run's tag).
+      const key = shop.replace(`fair-${tag}-`, "");
+      const list = perShop.get(key) ?? [];
+      list.push(got - at);
+      perShop.set(key, list);
+    }
+    const floodCalls = floodEmails.filter((e) => arrival.has(e)).length;
+    const limitedAsked = emulator.requests.filter((r) => r.fault === "429").length;
+    return { db, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, limitedAsked };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    installDatabase(undefined);
+    await database.close();
+    await pgDb?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    await emulator.close();
+  }
+}
+
+await main();
