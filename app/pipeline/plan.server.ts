@@ -158,8 +158,16 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
     const mine = batch.filter((p) => owned.has(p.delivery.id));
     if (mine.length < batch.length) logger().warn({ worker: workerId, lost: batch.length - mine.length }, "lease lost before planning; left to the new owner");
 
+    // A subscription also locks its customer: the customer event's subscriptions[] lists every
+    // contract of the customer, so two of them (or the customer) are never planned side by side.
     const keys = [
-      ...new Set(mine.flatMap((p) => (p.route === "sync" ? [`${p.delivery.shop}|${p.objectKey}`] : []))),
+      ...new Set(
+        mine.flatMap((p) => {
+          if (p.route !== "sync") return [];
+          const customer = customerOf(p);
+          return [`${p.delivery.shop}|${p.objectKey}`, ...(customer && !p.objectKey.startsWith("customer:") ? [`${p.delivery.shop}|customer:${customer}`] : [])];
+        }),
+      ),
     ].sort();
     if (keys.length) {
       await tx.query(
@@ -168,6 +176,7 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
       );
     }
     const objects = await loadObjects(tx, keys);
+    await loadCustomerSubscriptions(tx, mine, objects);
     const touched = new Set<string>();
     const calls: QueuedCall[] = [];
     const abandonments: { shop: string; instruction: AbandonmentInstruction; source: string }[] = [];
@@ -215,7 +224,12 @@ async function persist(workerId: string, batch: Prepared[], contexts: Map<string
       try {
         // State written by an older version of the mappers that no longer parses counts as none.
         const prior = objectSyncStateSchema.safeParse(memory?.state);
-        plan = prior.success ? planWebhook(delivery.topic, p.body, { ...syncContext(shop, now), prior: prior.data }) : p.fresh;
+        const customer = customerOf(p);
+        const customerSubscriptions = customer ? subscriptionsOf(objects, delivery.shop, customer, p.objectKey) : [];
+        plan =
+          prior.success || customerSubscriptions.length > 0
+            ? planWebhook(delivery.topic, p.body, { ...syncContext(shop, now), prior: prior.success ? prior.data : null, customerSubscriptions })
+            : p.fresh;
       } catch (error) {
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;
@@ -307,6 +321,49 @@ async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string
     });
   }
   return objects;
+}
+
+/** The customer a sync delivery concerns, when its customer event lists subscriptions. */
+function customerOf(p: Prepared): string | null {
+  if (p.route !== "sync") return null;
+  if (p.objectKey.startsWith("customer:")) return p.objectKey.slice("customer:".length);
+  const state = p.fresh.nextState;
+  return p.objectKey.startsWith("subscription:") && state?.kind === "subscription" ? state.customerId : null;
+}
+
+/**
+ * Adds to `objects` the stored subscription contracts of the customers the batch concerns (those
+ * already there, from this batch's keys, are kept: they may be newer).
+ */
+async function loadCustomerSubscriptions(tx: SqlQueryable, batch: Prepared[], objects: Map<string, ObjectMemory>): Promise<void> {
+  const pairs = [...new Set(batch.flatMap((p) => (customerOf(p) ? [`${p.delivery.shop}|${customerOf(p)}`] : [])))];
+  if (!pairs.length) return;
+  const rows = await tx.query<{ shop: string; objectKey: string; lastUpdatedAt: Date | null; contentHashes: unknown; state: unknown }>(
+    // Same predicate as the partial index ObjectState_subscription_customer_idx.
+    `SELECT o.shop, o."objectKey", o."lastUpdatedAt" AT TIME ZONE 'UTC' AS "lastUpdatedAt", o."contentHashes", o.state
+       FROM "ObjectState" o JOIN unnest($1::text[], $2::text[]) AS k(shop, customer)
+         ON o.shop = k.shop AND (o.state->>'customerId') = k.customer
+      WHERE o."objectKey" LIKE 'subscription:%'`,
+    [pairs.map((k) => k.slice(0, k.indexOf("|"))), pairs.map((k) => k.slice(k.indexOf("|") + 1))],
+  );
+  for (const r of rows) {
+    const key = `${r.shop}|${r.objectKey}`;
+    if (!objects.has(key)) objects.set(key, { lastUpdatedAt: r.lastUpdatedAt, contentHashes: (r.contentHashes ?? {}) as Record<string, string>, state: r.state });
+  }
+}
+
+/** The customer's contracts as the batch knows them now, but for `self`. */
+function subscriptionsOf(objects: Map<string, ObjectMemory>, shop: string, customer: string, self: string): NonNullable<SyncContext["customerSubscriptions"]> {
+  const out: Array<NonNullable<SyncContext["customerSubscriptions"]>[number]> = [];
+  const prefix = `${shop}|subscription:`;
+  for (const [key, memory] of objects) {
+    if (!key.startsWith(prefix) || key === `${shop}|${self}`) continue;
+    const state = objectSyncStateSchema.safeParse(memory.state);
+    if (state.success && state.data.kind === "subscription" && state.data.customerId === customer) {
+      out.push({ id: key.slice(prefix.length), state: state.data });
+    }
+  }
+  return out;
 }
 
 /** One statement for every object the batch changed. */

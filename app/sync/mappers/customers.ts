@@ -5,6 +5,7 @@
  * `customer/<action>` lifecycle event. Account enable/disable are `user` events.
  */
 import type { CustomerEvent, PersonUpsert, ServiceCall, UserEvent } from "../../services/marketing/schemas";
+import { customerSubscriptions } from "./subscriptions";
 import { decideConsent, emptyConsentMemory, type ConsentDecision, type ConsentInput } from "../consent";
 import type { ConsentUpdatePayload, CustomerPayload, EmailMarketingConsent } from "../payloads";
 import {
@@ -12,6 +13,7 @@ import {
   cleanEmail,
   compact,
   currencyOf,
+  customerLinks,
   eventCall,
   mapAddress,
   personRef,
@@ -128,6 +130,8 @@ function customerEventBody(c: CustomerPayload, email: string | null, ctx: SyncCo
     purchase_count: typeof c.orders_count === "number" && Number.isInteger(c.orders_count) ? c.orders_count : undefined,
     purchase_value: amount(c.total_spent, currency),
     address: mapAddress(c.default_address),
+    ...customerLinks(c, ctx),
+    subscriptions: customerSubscriptions(ctx),
   }) as CustomerEvent;
 }
 
