@@ -38,8 +38,14 @@ export function decide(plan: SyncPlan, memory: ObjectMemory | undefined): Decisi
   }
   const previous = memory?.contentHashes ?? {};
   const hashed = plan.calls.map((call) => ({ call, kind: callKind(call), hash: contentHash(call) }));
-  // A deletion is never "the same as last time": a contact re-created since must go again.
-  const changed = hashed.filter((h) => h.call.op === "person.delete" || previous[h.kind] !== h.hash).map((h) => h.call);
+  // A new occurrence (a renewal, a pause after a resume) is news even when its calls read like the
+  // last ones; a repeat of the same occurrence is not. A deletion is never "the same as last time":
+  // a contact re-created since must go again.
+  const changed = plan.occurrence
+    ? previous[OCCURRENCE_KEY] === plan.occurrence
+      ? []
+      : plan.calls
+    : hashed.filter((h) => h.call.op === "person.delete" || previous[h.kind] !== h.hash).map((h) => h.call);
   const outcome =
     plan.calls.length === 0
       ? DELIVERY_OUTCOME.ignored
@@ -54,12 +60,19 @@ export function decide(plan: SyncPlan, memory: ObjectMemory | undefined): Decisi
     calls: outcome === DELIVERY_OUTCOME.planned ? changed : [],
     next: {
       lastUpdatedAt: version ?? memory?.lastUpdatedAt ?? null,
-      contentHashes: { ...(restart ? {} : previous), ...Object.fromEntries(hashed.map((h) => [h.kind, h.hash])) },
+      contentHashes: {
+        ...(restart ? {} : previous),
+        ...Object.fromEntries(hashed.map((h) => [h.kind, h.hash])),
+        ...(plan.occurrence ? { [OCCURRENCE_KEY]: plan.occurrence } : {}),
+      },
       state: plan.nextState ?? memory?.state ?? null,
     },
     abandonment: plan.abandonment,
   };
 }
+
+/** Where the last occurrence of the object is remembered (no call kind looks like it). */
+const OCCURRENCE_KEY = "#occurrence";
 
 /** Calls of one kind replace each other: an unchanged one need not be sent again. */
 export function callKind(call: ServiceCall): string {

@@ -169,12 +169,20 @@ async function persist(
     const mine = batch.filter((p) => owned.has(p.delivery.id));
     if (mine.length < batch.length) logger().warn({ worker: workerId, lost: batch.length - mine.length }, "lease lost before planning; left to the new owner");
 
-    // An object a plan reads (the kept customer of a merge) is locked and loaded with it.
+    // An object a plan reads (the kept customer of a merge) is locked and loaded with it; a
+    // subscription also locks its customer: the customer event's subscriptions[] lists every
+    // contract of the customer, so two of them (or the customer) are never planned side by side.
     const keys = [
       ...new Set(
-        mine.flatMap((p) =>
-          p.route === "sync" ? [p.objectKey, ...(p.fresh.relatedKeys ?? [])].map((k) => `${p.delivery.shop}|${k}`) : [],
-        ),
+        mine.flatMap((p) => {
+          if (p.route !== "sync") return [];
+          const customer = customerOf(p);
+          return [
+            p.objectKey,
+            ...(p.fresh.relatedKeys ?? []),
+            ...(customer && !p.objectKey.startsWith("customer:") ? [`customer:${customer}`] : []),
+          ].map((k) => `${p.delivery.shop}|${k}`);
+        }),
       ),
     ].sort();
     if (keys.length) {
@@ -184,6 +192,7 @@ async function persist(
       );
     }
     const objects = await loadObjects(tx, keys);
+    await loadCustomerSubscriptions(tx, mine, objects);
     const touched = new Set<string>();
     const calls: QueuedCall[] = [];
     const abandonments: { shop: string; instruction: AbandonmentInstruction; source: string }[] = [];
@@ -234,7 +243,14 @@ async function persist(
         const related = Object.fromEntries(
           (p.fresh.relatedKeys ?? []).map((k) => [k, objectSyncStateSchema.safeParse(objects.get(`${delivery.shop}|${k}`)?.state).data ?? null]),
         );
-        plan = planWebhook(delivery.topic, p.body, { ...syncContext(shop, now), prior: prior.success ? prior.data : null, related });
+        const customer = customerOf(p);
+        const customerSubscriptions = customer ? subscriptionsOf(objects, delivery.shop, customer, p.objectKey) : [];
+        plan = planWebhook(delivery.topic, p.body, {
+          ...syncContext(shop, now),
+          prior: prior.success ? prior.data : null,
+          related,
+          customerSubscriptions,
+        });
       } catch (error) {
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;
@@ -332,6 +348,49 @@ async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string
     });
   }
   return objects;
+}
+
+/** The customer a sync delivery concerns, when its customer event lists subscriptions. */
+function customerOf(p: Prepared): string | null {
+  if (p.route !== "sync") return null;
+  if (p.objectKey.startsWith("customer:")) return p.objectKey.slice("customer:".length);
+  const state = p.fresh.nextState;
+  return p.objectKey.startsWith("subscription:") && state?.kind === "subscription" ? state.customerId : null;
+}
+
+/**
+ * Adds to `objects` the stored subscription contracts of the customers the batch concerns (those
+ * already there, from this batch's keys, are kept: they may be newer).
+ */
+async function loadCustomerSubscriptions(tx: SqlQueryable, batch: Prepared[], objects: Map<string, ObjectMemory>): Promise<void> {
+  const pairs = [...new Set(batch.flatMap((p) => (customerOf(p) ? [`${p.delivery.shop}|${customerOf(p)}`] : [])))];
+  if (!pairs.length) return;
+  const rows = await tx.query<{ shop: string; objectKey: string; lastUpdatedAt: Date | null; contentHashes: unknown; state: unknown }>(
+    // Same predicate as the partial index ObjectState_subscription_customer_idx.
+    `SELECT o.shop, o."objectKey", o."lastUpdatedAt" AT TIME ZONE 'UTC' AS "lastUpdatedAt", o."contentHashes", o.state
+       FROM "ObjectState" o JOIN unnest($1::text[], $2::text[]) AS k(shop, customer)
+         ON o.shop = k.shop AND (o.state->>'customerId') = k.customer
+      WHERE o."objectKey" LIKE 'subscription:%'`,
+    [pairs.map((k) => k.slice(0, k.indexOf("|"))), pairs.map((k) => k.slice(k.indexOf("|") + 1))],
+  );
+  for (const r of rows) {
+    const key = `${r.shop}|${r.objectKey}`;
+    if (!objects.has(key)) objects.set(key, { lastUpdatedAt: r.lastUpdatedAt, contentHashes: (r.contentHashes ?? {}) as Record<string, string>, state: r.state });
+  }
+}
+
+/** The customer's contracts as the batch knows them now, but for `self`. */
+function subscriptionsOf(objects: Map<string, ObjectMemory>, shop: string, customer: string, self: string): NonNullable<SyncContext["customerSubscriptions"]> {
+  const out: Array<NonNullable<SyncContext["customerSubscriptions"]>[number]> = [];
+  const prefix = `${shop}|subscription:`;
+  for (const [key, memory] of objects) {
+    if (!key.startsWith(prefix) || key === `${shop}|${self}`) continue;
+    const state = objectSyncStateSchema.safeParse(memory.state);
+    if (state.success && state.data.kind === "subscription" && state.data.customerId === customer) {
+      out.push({ id: key.slice(prefix.length), state: state.data });
+    }
+  }
+  return out;
 }
 
 /** One statement for every object the batch changed. */

@@ -528,6 +528,15 @@ const subscriptionLine = z.looseObject({
   quantity: nul(z.number().int()),
   current_price: nul(z.union([money, z.looseObject({ amount: nul(money), currency_code: nul(currencyCode) })])),
   variant_image: nul(z.union([z.string(), image])),
+  vendor: nul(text),
+  selling_plan_id: nul(shopifyId),
+  selling_plan_name: nul(label),
+});
+
+/** billing_policy / delivery_policy: how often the contract bills ("week", 4 = every 4 weeks). */
+const subscriptionPolicy = z.looseObject({
+  interval: nul(z.string().transform((s) => s.toLowerCase())),
+  interval_count: nul(z.number().int()),
 });
 
 export const subscriptionContractPayload = z
@@ -543,9 +552,60 @@ export const subscriptionContractPayload = z
     created_at: nul(timestamp),
     updated_at: nul(timestamp),
     lines: arr(subscriptionLine),
+    billing_policy: nul(subscriptionPolicy),
   })
   .transform(resolveId)
   .transform((o) => ({ ...o, customer_id: preferGid(o.admin_graphql_api_customer_id, o.customer_id) }))
   .superRefine(requireId("Subscription contract"))
   .transform((o) => ({ ...o, id: o.id as string }));
 export type SubscriptionContractPayload = z.output<typeof subscriptionContractPayload>;
+
+/**
+ * subscription_billing_attempts/success|failure|challenged. The attempt names its contract only;
+ * `id` is null in Shopify's samples, so the idempotency key (or the order) identifies the attempt.
+ */
+export const subscriptionBillingAttemptPayload = z
+  .looseObject({
+    id: nul(shopifyId),
+    admin_graphql_api_id: nul(z.string()),
+    idempotency_key: nul(token),
+    order_id: nul(shopifyId),
+    admin_graphql_api_order_id: nul(z.string()),
+    subscription_contract_id: nul(shopifyId),
+    admin_graphql_api_subscription_contract_id: nul(z.string()),
+    error_code: nul(z.string()),
+    error_message: nul(z.string()),
+  })
+  .transform((o) => ({
+    ...o,
+    id: preferGid(o.admin_graphql_api_id, o.id),
+    order_id: preferGid(o.admin_graphql_api_order_id, o.order_id),
+    subscription_contract_id: preferGid(o.admin_graphql_api_subscription_contract_id, o.subscription_contract_id),
+  }))
+  .superRefine((o, ctx) => {
+    if (o.subscription_contract_id === null) {
+      ctx.addIssue({ code: "custom", path: ["subscription_contract_id"], message: "subscription_contract_id is required" });
+    }
+  })
+  .transform((o) => ({ ...o, subscription_contract_id: o.subscription_contract_id as string }));
+export type SubscriptionBillingAttemptPayload = z.output<typeof subscriptionBillingAttemptPayload>;
+
+/** subscription_billing_cycles/skip: one billing cycle of a contract skipped. */
+export const subscriptionBillingCyclePayload = z
+  .looseObject({
+    subscription_contract_id: nul(shopifyId),
+    admin_graphql_api_subscription_contract_id: nul(z.string()),
+    cycle_index: nul(z.number().int()),
+    cycle_start_at: nul(timestamp),
+    cycle_end_at: nul(timestamp),
+    billing_attempt_expected_date: nul(timestamp),
+    skipped: nul(z.boolean()),
+  })
+  .transform((o) => ({ ...o, subscription_contract_id: preferGid(o.admin_graphql_api_subscription_contract_id, o.subscription_contract_id) }))
+  .superRefine((o, ctx) => {
+    if (o.subscription_contract_id === null) {
+      ctx.addIssue({ code: "custom", path: ["subscription_contract_id"], message: "subscription_contract_id is required" });
+    }
+  })
+  .transform((o) => ({ ...o, subscription_contract_id: o.subscription_contract_id as string }));
+export type SubscriptionBillingCyclePayload = z.output<typeof subscriptionBillingCyclePayload>;

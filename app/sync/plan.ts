@@ -18,6 +18,8 @@ import {
   productPayload,
   purchasingSummaryPayload,
   refundPayload,
+  subscriptionBillingAttemptPayload,
+  subscriptionBillingCyclePayload,
   subscriptionContractPayload,
 } from "./payloads";
 import type { SyncContext, SyncPlan } from "./mappers/common";
@@ -35,7 +37,7 @@ import { mapRefund } from "./mappers/refunds";
 import { mapProduct, mapProductDelete } from "./mappers/products";
 import { mapCart } from "./mappers/carts";
 import { mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
-import { mapSubscription, SUBSCRIPTION_TOPIC_ACTIONS, type SubscriptionTopic } from "./mappers/subscriptions";
+import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription, subscriptionStateOfTopic } from "./mappers/subscriptions";
 
 export type {
   AbandonedCheckoutSnapshot,
@@ -137,11 +139,10 @@ export function planWebhook(topic: string, body: unknown, ctx: SyncContext): Syn
       return mapCheckoutDelete(parse(checkoutPayload, data, t), ctx);
   }
 
-  if (t.startsWith("subscription_contracts/")) {
-    const action = t.slice("subscription_contracts/".length);
-    if (action in SUBSCRIPTION_TOPIC_ACTIONS) {
-      return mapSubscription(action as SubscriptionTopic, parse(subscriptionContractPayload, data, t), ctx);
-    }
+  if (subscriptionStateOfTopic(t)) {
+    if (t.startsWith("subscription_contracts/")) return mapSubscription(t, parse(subscriptionContractPayload, data, t), ctx);
+    if (t.startsWith("subscription_billing_attempts/")) return mapBillingAttempt(t, parse(subscriptionBillingAttemptPayload, data, t), ctx);
+    return mapBillingCycleSkip(parse(subscriptionBillingCyclePayload, data, t), ctx);
   }
 
   return {

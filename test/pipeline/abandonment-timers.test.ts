@@ -24,6 +24,8 @@ describeEachDatabase("abandoned-cart timers", (database) => {
     completed_at: null,
     ...over,
   });
+  /** A cart of one line at `price`: a cart's total is its lines (tax and shipping are not in it). */
+  const lines = (price: string) => [{ ...JSON.parse(fixture("checkouts/create")).line_items[0], price, line_price: price, quantity: 1 }];
   const makeDue = (shop: string, token: string) =>
     h.app.db.prisma.abandonmentTimer.updateMany({ where: { shop, checkoutToken: token, status: "pending" }, data: { dueAt: new Date(Date.now() - 1_000) } });
   const abandoned = (cartId: string) =>
@@ -43,7 +45,7 @@ describeEachDatabase("abandoned-cart timers", (database) => {
     await h.app.db.sql.query(`UPDATE "AbandonmentTimer" SET "updatedAt" = "updatedAt" - interval '15 days' WHERE shop = $1`, [shop]);
     await pruneOldRows(14);
     expect(await h.app.db.prisma.abandonmentTimer.count({ where: { shop } })).toBe(0);
-    await h.deliver({ topic: "checkouts/update", shop, body: checkout("chk-r", "rita@example.com", { updated_at: "2030-01-16T00:00:00Z", total_price: "13.00" }) });
+    await h.deliver({ topic: "checkouts/update", shop, body: checkout("chk-r", "rita@example.com", { updated_at: "2030-01-16T00:00:00Z", line_items: lines("13.00") }) });
     await makeDue(shop, "chk-r");
     await h.settle();
     expect(abandoned("cart-chk-r")).toHaveLength(1);
@@ -54,7 +56,7 @@ describeEachDatabase("abandoned-cart timers", (database) => {
     const shop = newShop();
     await h.connect(shop);
     h.startWorkers();
-    await h.deliver({ topic: "checkouts/create", shop, body: checkout("chk-l", "lena@example.com", { total_price: "10.00" }) });
+    await h.deliver({ topic: "checkouts/create", shop, body: checkout("chk-l", "lena@example.com", { line_items: lines("10.00") }) });
     // A live worker runs (on PGlite, starting it hands orphaned leases back, so it must start
     // before the claim). Then another worker process claims the due timer and dies before firing
     // it (kill -9, OOM, deploy): made due and claimed in one statement, so the live worker cannot
@@ -71,7 +73,7 @@ describeEachDatabase("abandoned-cart timers", (database) => {
     await h.deliver({
       topic: "checkouts/update",
       shop,
-      body: checkout("chk-l", "lena@example.com", { updated_at: "2030-01-01T00:00:00Z", total_price: "99.00" }),
+      body: checkout("chk-l", "lena@example.com", { updated_at: "2030-01-01T00:00:00Z", line_items: lines("99.00") }),
     });
     // The dead worker's lease runs out.
     await sleep(4_000);

@@ -114,6 +114,8 @@ describe("abandoned checkouts", () => {
     completed_at: null,
     ...over,
   });
+  /** A cart of one line at `price`: a cart's total is its lines (tax and shipping are not in it). */
+  const lines = (price: string) => [{ ...JSON.parse(fixture("checkouts/create")).line_items[0], price, line_price: price, quantity: 1 }];
   const makeDue = (token: string) =>
     h.app.db.prisma.abandonmentTimer.update({
       where: { shop_checkoutToken: { shop, checkoutToken: token } },
@@ -147,7 +149,7 @@ describe("abandoned checkouts", () => {
       where: { shop_checkoutToken: { shop, checkoutToken: "chk-change" } },
       data: { dueAt: new Date(Date.now() + 5 * 60_000) },
     });
-    const changed = checkout("chk-change", "dina@example.com", { updated_at: "2030-02-01T00:00:00Z", total_price: "999.00" });
+    const changed = checkout("chk-change", "dina@example.com", { updated_at: "2030-02-01T00:00:00Z", line_items: lines("999.00") });
     await deliver("checkouts/update", changed);
     const timer = await h.app.db.prisma.abandonmentTimer.findFirstOrThrow({ where: { shop, checkoutToken: "chk-change" } });
     expect((timer.dueAt.getTime() - Date.now()) / 60_000).toBeGreaterThan(58);

@@ -1,9 +1,10 @@
 /** Products, carts, checkouts (abandonment), subscriptions. */
 import { describe, expect, it } from "vitest";
 import { htmlToText } from "../../app/sync/mappers/products";
-import { mapAbandonedCheckout, planWebhook } from "../../app/sync/plan";
+import { SUBSCRIPTION_STATES } from "../../app/sync/mappers/subscriptions";
+import { mapAbandonedCheckout, planWebhook, type SyncPlan } from "../../app/sync/plan";
 import { serviceCallSchema } from "../../app/services/marketing/schemas";
-import { eventOf, fixture, makeCtx, NOW, ops, run, runSequence, withCurrency } from "./fixtures";
+import { eventOf, fixture, makeCtx, NOW, ops, run, runSequence, withCurrency, type Json } from "./fixtures";
 
 describe("products", () => {
   const draft = () => ({ ...fixture("products/create"), status: "draft" });
@@ -169,7 +170,7 @@ describe("checkouts and abandonment", () => {
         source: "shopify",
         id: "eeafa272cebfd4b22385bc4b645e762c",
         url: "https://checkout.local/548380009/checkouts/123123123/recover?key=example-secret-token",
-        total: 421.88,
+        total: 398,
         total_products: 2,
         currency: "EUR",
         occurredAt: "2026-05-01T13:00:00.000Z",
@@ -187,31 +188,155 @@ describe("checkouts and abandonment", () => {
 });
 
 describe("subscription contracts", () => {
-  const TABLE = {
-    create: "created",
-    update: "updated",
-    activate: "updated",
-    pause: "updated",
-    cancel: "cancelled",
-    expire: "expired",
-    fail: "renewal_failed",
-  } as const;
-  for (const [topic, action] of Object.entries(TABLE)) {
-    it(`subscription_contracts/${topic} → subscription/${action}`, () => {
+  const customEvents = (plan: SyncPlan) => plan.calls.flatMap((c) => (c.op === "event.custom" ? [c.body.eventName] : []));
+
+  it("every state of SUBSCRIPTION_STATES is reported by its own action or custom event", () => {
+    const seen = new Set<string>();
+    for (const [state, e] of Object.entries(SUBSCRIPTION_STATES)) {
+      const mark = `${e.action ?? ""}|${e.eventName ?? ""}`;
+      expect(seen.has(mark) && !e.eventName, state).toBe(false);
+      seen.add(mark);
+    }
+    expect(Object.keys(SUBSCRIPTION_STATES).sort()).toEqual(
+      ["cancelled", "created", "expired", "failed", "paused", "renewal_failed", "renewed", "resumed", "skipped", "updated"],
+    );
+  });
+
+  for (const [topic, action, custom] of [
+    ["create", "created", null],
+    ["update", "updated", null],
+    ["activate", "updated", "subscription_resumed"],
+    ["pause", "updated", "subscription_paused"],
+    ["cancel", "cancelled", null],
+    ["expire", "expired", null],
+    ["fail", "updated", "subscription_failed"],
+  ] as const) {
+    it(`subscription_contracts/${topic} → subscription/${action}${custom ? ` + ${custom}` : ""} + customer/updated`, () => {
       const plan = run(`subscription_contracts/${topic}`, fixture(`subscription_contracts/${topic}`));
-      expect(ops(plan)).toEqual([`subscription/${action}`]);
-      expect(eventOf(plan, "subscription", action)).toMatchObject({ referenceId: "1", currency: "CAD" });
+      expect(eventOf(plan, "subscription", action)).toMatchObject({ referenceId: "1", currency: "CAD", url: "https://shop.example.com/account" });
+      expect(customEvents(plan)).toEqual(custom ? [custom] : []);
+      const status = fixture(`subscription_contracts/${topic}`).status as string;
+      expect(eventOf(plan, "customer", "updated")).toEqual({
+        referenceId: "1",
+        source: "shopify",
+        id: "1",
+        subscriptions: [expect.objectContaining({ status, plan_interval: "week", plan_interval_count: 4, currency: "CAD" })],
+      });
     });
   }
 
-  it("lines become products when present", () => {
+  it("lines become products (brand = vendor, url = the variant's storefront link) and set the plan", () => {
     const plan = run("subscription_contracts/update", {
       ...fixture("subscription_contracts/update"),
-      lines: [{ id: "gid://shopify/SubscriptionLine/abc", title: "Coffee beans", product_id: 77, variant_id: 78, quantity: 2, current_price: { amount: "12.50", currency_code: "CAD" } }],
+      lines: [
+        {
+          id: "gid://shopify/SubscriptionLine/abc",
+          title: "Coffee beans",
+          product_id: 77,
+          variant_id: 78,
+          vendor: "Roastery",
+          quantity: 2,
+          current_price: { amount: "12.50", currency_code: "CAD" },
+          selling_plan_id: 91,
+          selling_plan_name: "Delivered every 4 weeks",
+        },
+      ],
     });
     expect(eventOf(plan, "subscription", "updated").products).toEqual([
-      { id: "77", name: "Coffee beans", variant_id: "78", price: 12.5, quantity: 2 },
+      { id: "77", name: "Coffee beans", url: "https://shop.example.com/variants/78", brand: "Roastery", variant_id: "78", price: 12.5, quantity: 2 },
     ]);
+    expect(eventOf(plan, "customer", "updated").subscriptions[0]).toMatchObject({
+      plan_id: "91",
+      plan_name: "Delivered every 4 weeks",
+      plan_amount: 25,
+      status: "active",
+    });
+  });
+
+  it("create → pause → activate → pause → cancel: every state change is sent, a repeat is not", () => {
+    const contract = (topic: string, status: string) => ({ topic: `subscription_contracts/${topic}`, body: { ...fixture("subscription_contracts/create"), status } });
+    const plans = runSequence([
+      contract("create", "active"),
+      contract("pause", "paused"),
+      contract("pause", "paused"),
+      contract("activate", "active"),
+      contract("pause", "paused"),
+      contract("cancel", "cancelled"),
+    ]);
+    expect(plans.map((p) => [...ops(p).filter((o) => o !== "event.custom"), ...customEvents(p)])).toEqual([
+      ["subscription/created", "customer/updated"],
+      ["subscription/updated", "customer/updated", "subscription_paused"],
+      [],
+      ["subscription/updated", "customer/updated", "subscription_resumed"],
+      ["subscription/updated", "customer/updated", "subscription_paused"],
+      ["subscription/cancelled", "customer/updated"],
+    ]);
+    expect(eventOf(plans[5], "customer", "updated").subscriptions).toEqual([
+      expect.objectContaining({ status: "cancelled", canceled_at: NOW.toISOString(), end_date: NOW.toISOString() }),
+    ]);
+  });
+
+  it("a status change reported by subscription_contracts/update is the state it reaches", () => {
+    const plans = runSequence([
+      { topic: "subscription_contracts/create", body: fixture("subscription_contracts/create") },
+      { topic: "subscription_contracts/update", body: { ...fixture("subscription_contracts/create"), status: "paused" } },
+      { topic: "subscription_contracts/pause", body: { ...fixture("subscription_contracts/create"), status: "paused" } },
+    ]);
+    expect(customEvents(plans[1])).toEqual(["subscription_paused"]);
+    expect(plans[2].calls).toEqual([]);
+  });
+
+  it("billing attempts: every renewal and every failed payment is sent, a redelivery is not", () => {
+    const attempt = (topic: string, key: string) => ({ topic: `subscription_billing_attempts/${topic}`, body: { ...fixture(`subscription_billing_attempts/${topic}`), subscription_contract_id: 7103183873, admin_graphql_api_subscription_contract_id: null, idempotency_key: key } });
+    const plans = runSequence([
+      { topic: "subscription_contracts/create", body: fixture("subscription_contracts/create") },
+      attempt("success", "a"),
+      attempt("success", "a"),
+      attempt("success", "b"),
+      attempt("failure", "c"),
+      attempt("challenged", "d"),
+    ]);
+    expect(plans.slice(1).map(ops)).toEqual([["subscription/renewed"], [], ["subscription/renewed"], ["subscription/renewal_failed"], ["subscription/renewal_failed"]]);
+    expect(eventOf(plans[1], "subscription", "renewed")).toEqual({
+      referenceId: "1",
+      source: "shopify",
+      id: "7103183873",
+      url: "https://shop.example.com/account",
+      currency: "CAD",
+    });
+  });
+
+  it("a skipped billing cycle is a subscription_skipped custom event", () => {
+    const plans = runSequence([
+      { topic: "subscription_contracts/create", body: fixture("subscription_contracts/create") },
+      { topic: "subscription_billing_cycles/skip", body: { ...fixture("subscription_billing_cycles/skip"), subscription_contract_id: 7103183873 } },
+    ]);
+    const custom = plans[1].calls[0];
+    expect(custom.op === "event.custom" && custom.body).toEqual({
+      referenceId: "1",
+      source: "shopify",
+      eventName: "subscription_skipped",
+      properties: {
+        subscription_id: "7103183873",
+        cycle_index: 1,
+        cycle_start_at: "2022-10-01T04:00:00.000Z",
+        cycle_end_at: "2022-11-01T04:00:00.000Z",
+        billing_date: "2022-11-01T04:00:00.000Z",
+      },
+    });
+  });
+
+  it("a billing attempt of a contract never seen is skipped with the reason", () => {
+    const plan = run("subscription_billing_attempts/success", fixture("subscription_billing_attempts/success"));
+    expect(plan).toMatchObject({ calls: [], skipped: expect.stringMatching(/not synced yet/) });
+  });
+
+  it("the customer event lists the customer's other contracts too, in id order", () => {
+    const other = { kind: "subscription" as const, customerId: "1", status: "paused", currency: "CAD", interval: "month", intervalCount: 1, amount: null, planId: null, planName: null, startedAt: null, endedAt: null, cancelledAt: null, changes: 1 };
+    const plan = run("subscription_contracts/create", fixture("subscription_contracts/create"), makeCtx({ customerSubscriptions: [{ id: "99999999999", state: other }] }));
+    expect(eventOf(plan, "customer", "updated").subscriptions.map((s: Json) => s.status)).toEqual(["active", "paused"]);
+    const customer = run("customers/update", fixture("customers/update"), makeCtx({ customerSubscriptions: [{ id: "5", state: other }] }));
+    expect(eventOf(customer, "customer", "updated").subscriptions).toEqual([{ plan_interval: "month", plan_interval_count: 1, status: "paused", currency: "CAD" }]);
   });
 
   it("a contract naming no customer is skipped", () => {

@@ -42,7 +42,7 @@ export function mapCart(action: "created" | "updated", c: CartPayload, ctx: Sync
     return { objectKey, objectUpdatedAt: c.updated_at, calls: [], nextState: prior, skipped: "cart is not tied to a person (no email or customer)" };
   }
   const currency = currencyOf(c.currency, c.line_items[0]?.price_set?.shop_money?.currency_code, ctx.currency);
-  const lines = mapCartLines(c.line_items, currency, "cart");
+  const lines = mapCartLines(c.line_items, currency, "cart", ctx.storefrontUrl);
   const body = compact({
     ...ref,
     source: ctx.settings.source,

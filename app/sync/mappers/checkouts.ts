@@ -7,7 +7,7 @@
  * Checkout amounts are in the buyer's presentment currency.
  */
 import type { CartEvent, ServiceCall } from "../../services/marketing/schemas";
-import { fromMinor, toMinor } from "../money";
+import { fromMinor } from "../money";
 import type { CheckoutPayload } from "../payloads";
 import {
   abandonedCheckoutSnapshotSchema,
@@ -43,8 +43,7 @@ function closedState(prior: CheckoutSyncState | null, email: string | null): Che
 /** The data `mapAbandonedCheckout` needs; stored by the scheduler, so it is plain JSON. */
 export function checkoutSnapshot(ch: CheckoutPayload, email: string, ctx: SyncContext): AbandonedCheckoutSnapshot {
   const currency = currencyOf(ch.presentment_currency, ch.currency, ctx.currency);
-  const lines = mapCartLines(ch.line_items, currency, "checkout");
-  const totalMinor = ch.total_price !== null ? toMinor(ch.total_price, currency) : lines.totalMinor;
+  const lines = mapCartLines(ch.line_items, currency, "checkout", ctx.storefrontUrl);
   return {
     token: checkoutKey(ch),
     cartToken: ch.cart_token,
@@ -53,7 +52,9 @@ export function checkoutSnapshot(ch: CheckoutPayload, email: string, ctx: SyncCo
     referenceId: ch.customer?.id ?? null,
     url: ch.abandoned_checkout_url,
     currency: currency ?? null,
-    total: fromMinor(totalMinor, currency),
+    // One meaning of a cart's `total` whatever reports it: the lines after their discounts. Cart
+    // webhooks carry no tax or shipping, so checkouts leave theirs out too (total_price is not used).
+    total: fromMinor(lines.totalMinor, currency),
     totalProducts: lines.totalQuantity,
     products: lines.products,
     updatedAt: ch.updated_at,

@@ -34,6 +34,11 @@ export interface SyncContext {
   /** The states of the plan's relatedKeys (read, never written), e.g. the kept customer of a merge. */
   related?: Readonly<Record<string, ObjectSyncState | null>>;
   now: Date;
+  /**
+   * The other subscription contracts of the customer this delivery concerns (customer and
+   * subscription topics), as their last plans left them: the customer event's `subscriptions[]`.
+   */
+  customerSubscriptions?: ReadonlyArray<{ id: string; state: SubscriptionSyncState }>;
 }
 
 const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
@@ -93,6 +98,18 @@ export const subscriptionSyncStateSchema = z.object({
   kind: z.literal("subscription"),
   customerId: z.string().nullable(),
   status: z.string().nullable(),
+  /** What the customer event's subscriptions[] says of this contract (optional: older states lack it). */
+  currency: z.string().nullable().default(null),
+  interval: z.string().nullable().default(null),
+  intervalCount: z.number().int().nullable().default(null),
+  amount: z.number().nullable().default(null),
+  planId: z.string().nullable().default(null),
+  planName: z.string().nullable().default(null),
+  startedAt: z.string().nullable().default(null),
+  endedAt: z.string().nullable().default(null),
+  cancelledAt: z.string().nullable().default(null),
+  /** Status changes so far: each one is a new occurrence (SyncPlan.occurrence). */
+  changes: z.number().int().default(0),
 });
 
 /** JSON-serialisable memory of one synced object; parse stored JSON with this schema. */
@@ -144,6 +161,11 @@ export interface SyncPlan {
   skipped?: string;
   /** Other objects whose state the plan reads (given as ctx.related when it is planned again). */
   relatedKeys?: string[];
+  /**
+   * The plan reports one occurrence (a billing attempt, a status change): its calls are sent even
+   * when equal to the last of their kind, and only a repeat of the same occurrence is dropped.
+   */
+  occurrence?: string;
 }
 
 /** Narrows `prior` to the state kind a mapper owns (a mismatched kind counts as none). */
@@ -225,6 +247,35 @@ export function mapAddress(a: ShopifyAddress | null | undefined): Address | unde
     country: a.country ?? a.country_code,
   });
   return Object.keys(out).length > 0 ? (out as Address) : undefined;
+}
+
+/** The store's handle in admin.shopify.com links: `<handle>.myshopify.com` → `<handle>`. */
+function storeHandle(shopDomain: string): string {
+  return shopDomain.trim().toLowerCase().replace(/\.myshopify\.com$/, "");
+}
+
+/**
+ * Customer event fields beyond the profile: `url` is the customer's page in the Shopify admin (the
+ * merchant's link back); `shipping_address` is the default address, the one Shopify's checkout
+ * ships to unless the buyer picks another. A customer has no billing address in Shopify (it is an
+ * order's), so `billing_address` is left to order events.
+ */
+export function customerLinks(
+  c: { id: string; default_address: ShopifyAddress | null },
+  ctx: Pick<SyncContext, "shopDomain">,
+): { url: string; shipping_address: Address | undefined } {
+  return {
+    url: `https://admin.shopify.com/store/${encodeURIComponent(storeHandle(ctx.shopDomain))}/customers/${encodeURIComponent(c.id)}`,
+    shipping_address: mapAddress(c.default_address),
+  };
+}
+
+/**
+ * Line item `url`: the storefront's variant link (`/variants/<id>` opens the product page with that
+ * variant chosen). Line payloads carry no product handle, so this is the one link every line has.
+ */
+export function lineUrl(storefrontUrl: string, variantId: string | null | undefined): string | undefined {
+  return variantId ? `${storefrontUrl.replace(/\/+$/, "")}/variants/${encodeURIComponent(variantId)}` : undefined;
 }
 
 export function productUrl(storefrontUrl: string, handle: string | null | undefined): string | undefined {
@@ -316,11 +367,13 @@ function orderLineMinor(li: OrderLineItem, currency: string | undefined) {
 }
 
 /** Order/refund line item: total = price × quantity − discounts (exact). */
-export function mapOrderLine(li: OrderLineItem, currency: string | undefined, index: number): LineItem {
+export function mapOrderLine(li: OrderLineItem, currency: string | undefined, index: number, storefrontUrl?: string): LineItem {
   const m = orderLineMinor(li, currency);
   return compact({
     id: lineId(li.product_id, li.id, `line-${index + 1}`),
     name: lineName(li.name, li.title, li.sku),
+    url: storefrontUrl ? lineUrl(storefrontUrl, li.variant_id) : undefined,
+    brand: li.vendor,
     sku: li.sku,
     variant_id: li.variant_id,
     image_url: imageOf(li),
@@ -332,14 +385,14 @@ export function mapOrderLine(li: OrderLineItem, currency: string | undefined, in
   }) as LineItem;
 }
 
-export function mapOrderLines(items: readonly OrderLineItem[], currency: string | undefined): MappedLines {
+export function mapOrderLines(items: readonly OrderLineItem[], currency: string | undefined, storefrontUrl?: string): MappedLines {
   let totalMinor = 0n;
   let totalQuantity = 0;
   const products = items.map((li, i) => {
     const m = orderLineMinor(li, currency);
     if (m.net !== null) totalMinor += m.net;
     totalQuantity += m.quantity;
-    return mapOrderLine(li, currency, i);
+    return mapOrderLine(li, currency, i, storefrontUrl);
   });
   return { products, totalMinor, totalQuantity };
 }
@@ -352,6 +405,7 @@ export function mapCartLines(
   items: readonly CartLineItem[],
   currency: string | undefined,
   kind: "cart" | "checkout",
+  storefrontUrl?: string,
 ): MappedLines {
   let totalMinor = 0n;
   let totalQuantity = 0;
@@ -368,6 +422,8 @@ export function mapCartLines(
     return compact({
       id: lineId(li.product_id, li.variant_id ?? li.id, li.key ?? `line-${i + 1}`),
       name: lineName(li.presentment_title, li.title, li.sku),
+      url: storefrontUrl ? lineUrl(storefrontUrl, li.variant_id) : undefined,
+      brand: li.vendor,
       sku: li.sku,
       variant_id: li.variant_id,
       image_url: li.image_url ?? undefined,

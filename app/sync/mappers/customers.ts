@@ -8,6 +8,7 @@
  * or sales totals, and nothing is removed or reset for their absence.
  */
 import type { CustomerEvent, PersonUpsert, ServiceCall, UserEvent } from "../../services/marketing/schemas";
+import { customerSubscriptions } from "./subscriptions";
 import { decideConsent, emptyConsentMemory, type ConsentDecision, type ConsentInput } from "../consent";
 import type {
   ConsentUpdatePayload,
@@ -22,6 +23,7 @@ import {
   cleanEmail,
   compact,
   currencyOf,
+  customerLinks,
   eventCall,
   mapAddress,
   personRef,
@@ -166,6 +168,8 @@ function customerEventBody(c: CustomerPayload, email: string | null, ctx: SyncCo
     purchase_count: typeof c.orders_count === "number" && Number.isInteger(c.orders_count) ? c.orders_count : undefined,
     purchase_value: amount(c.total_spent, currency),
     address: mapAddress(c.default_address),
+    ...customerLinks(c, ctx),
+    subscriptions: customerSubscriptions(ctx),
   }) as CustomerEvent;
 }
 

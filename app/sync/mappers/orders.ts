@@ -100,7 +100,7 @@ function shippingMinor(o: OrderPayload, currency: string | undefined): bigint | 
 /** The order body without identity/occurred_at (those vary per call). */
 export function orderEventFields(o: OrderPayload, ctx: SyncContext) {
   const currency = currencyOf(o.currency, ctx.currency);
-  const lines = mapOrderLines(o.line_items, currency);
+  const lines = mapOrderLines(o.line_items, currency, ctx.storefrontUrl);
   const shipping = shippingMinor(o, currency);
   const fees = o.current_total_additional_fees_set?.shop_money?.amount ?? o.original_total_additional_fees_set?.shop_money?.amount;
   return compact({

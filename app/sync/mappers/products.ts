@@ -101,6 +101,10 @@ export function productEventBody(p: ProductPayload, ctx: SyncContext): ProductEv
     url: productUrl(ctx.storefrontUrl, p.handle),
     image_url: p.image?.src ?? p.images.find((i) => i.src)?.src ?? undefined,
     vendor: p.vendor,
+    // Shopify's vendor is the product's brand (the theme's structured data uses it so).
+    brand: p.vendor,
+    // The customer-facing id: the handle in the product's storefront address.
+    public_id: p.handle,
     type: p.product_type,
     tags: p.tags ?? [],
     categories,
