@@ -8,17 +8,6 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const README_MAX_LINES = 150;
 
-/**
- * Docs that other branches are writing at the same time. Links to them are allowed before they
- * exist; remove each entry once its branch is merged, so a broken link to it fails again.
- */
-const PENDING_DOCS = [
-  "docs/shopify-requirements.md",
-  "docs/shopify-graphql.md",
-  "docs/customers-and-consent.md",
-  "docs/event-mapping.md",
-  "docs/scaling.md",
-];
 
 const TEXT_FILE = /\.(md|ts|tsx|mts|cts|js|mjs|cjs|json|toml|liquid|prisma|sql|sh|ya?ml|css|html|txt)$/i;
 const NOT_SOURCE = /(^|\/)(node_modules|build|\.data|\.cache|coverage|app\/generated)\//;
@@ -68,7 +57,7 @@ function brokenLinks(file: string, markdown: string): string[] {
   return relativeLinks(markdown)
     .filter((target) => {
       const resolved = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), decodeURI(target.split("#")[0])));
-      return !existsSync(path.join(ROOT, resolved)) && !PENDING_DOCS.includes(resolved);
+      return !existsSync(path.join(ROOT, resolved));
     })
     .map((target) => `${file} → ${target}`);
 }
@@ -85,9 +74,9 @@ describe("the documentation", () => {
     expect(broken).toEqual([]);
   });
 
-  it("checks relative links only, outside code, and allows the pending docs alone", () => {
+  it("checks relative links only, outside code, and follows them from the file that links", () => {
     const markdown = [
-      "[ops](operations.md#runbooks) [up](../SECURITY.md) [pending](scaling.md) [web](https://shopify.dev) [top](#x)",
+      "[ops](operations.md#runbooks) [up](../SECURITY.md) [sibling](scaling.md) [web](https://shopify.dev) [top](#x)",
       "[gone](no-such-doc.md) [gone too](../docs/nowhere.md)",
       "```",
       "[in code](code-only.md)",

@@ -74,7 +74,7 @@ describeEachDatabase("fair shares between shops", (database) => {
     h.startWorkers(1, FAST_POLICY);
     await untilReceived([change.email as string]);
     // The sale is 1,200 calls (the person and an event per customer). First come, first served
-    // sent the change after all of them; shared fairly, it is claimed in the first round and most
+    // sent the change after all of them; shared fairly, it is claimed in the first walk over the shops and most
     // of the sale reaches the service after it. (Not "the first 64": on a busy machine the
     // requests of one window reach the service in any order.)
     expect(firstRequestAbout(change.email as string)).toBeLessThan(600);
