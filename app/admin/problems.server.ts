@@ -128,7 +128,8 @@ export interface ReplayedItem {
 export const REPLAYED_WINDOW_MS = 60 * 60_000;
 
 /**
- * Changes replayed in the last hour (a replay moves retryFrom past the creation) and what became
+ * Changes replayed in the last hour (a call is created with retryFrom = createdAt, both now(), and
+ * only a replay moves retryFrom, to its own now(); a replay within a second of the call counts too) and what became
  * of them: the page shows the real outcome, not the error from before the replay.
  */
 export async function listReplayed(shop: string, options: { limit?: number; now?: Date } = {}): Promise<ReplayedItem[]> {
@@ -136,7 +137,7 @@ export async function listReplayed(shop: string, options: { limit?: number; now?
   const rows = await database().sql.query<{ id: string; objectKey: string; call: unknown; status: string; attempts: number; retryFrom: Date | string; orderName: string | null }>(
     `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."retryFrom" AT TIME ZONE 'UTC' AS "retryFrom", ${ORDER_NAME_SQL} AS "orderName"
        FROM "OutboundCall" o
-      WHERE o.shop = $1 AND o."retryFrom" > o."createdAt" + interval '1 second' AND o."retryFrom" >= $2
+      WHERE o.shop = $1 AND o."retryFrom" > o."createdAt" AND o."retryFrom" >= $2
         AND (o.status <> '${CALL_STATUS.superseded}' OR o."lastError" IS DISTINCT FROM 'discarded by the merchant')
       ORDER BY o."retryFrom" DESC, o.id DESC LIMIT $3`,
     [shop, since.toISOString(), options.limit ?? 20],

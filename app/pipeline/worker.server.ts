@@ -36,6 +36,9 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+/** Ids of the workers running in this process: their leases are never orphans. */
+const liveWorkers = new Set<string>();
+
 /**
  * THE entry of the sync pipeline: a loop that plans recorded deliveries, delivers due calls and
  * fires due abandonment timers. Any number of workers may run, in the app process (PGlite and
@@ -49,6 +52,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     : { ...merged, leaseMs: leaseFor(merged, config().marketingApiTimeoutMs) };
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = logger().child({ worker: id });
+  liveWorkers.add(id);
   let stopping = false;
   let lastPrune = 0;
   let lastAnalyze = 0;
@@ -195,6 +199,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       await lane.close();
       await upkeepInFlight;
       forgetClaimer(id);
+      liveWorkers.delete(id);
       workerStopped();
       log.info("worker stopped");
     },
@@ -207,18 +212,20 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
  * On PostgreSQL other live workers may hold leases; there, expiry does this.
  */
 async function releaseOrphanedLeases(): Promise<void> {
-  // The crash is not the call's fault: give back the attempt its claim counted.
+  // The crash is not the call's fault: give back the attempt its claim counted. Leases of workers
+  // running in this process are theirs (several workers start at once in tests and the demo).
   const release = GIVE_BACK_CLAIM;
-  await prisma().$executeRawUnsafe(
-    `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', ${release} WHERE status = '${DELIVERY_STATUS.running}'`
-  );
-  await prisma().$executeRawUnsafe(
-    `UPDATE "OutboundCall" SET status = '${CALL_STATUS.queued}', ${release} WHERE status = '${CALL_STATUS.running}'`
-  );
-  await prisma().$executeRawUnsafe(
-    `UPDATE "AbandonmentTimer" SET status = '${TIMER_STATUS.pending}', ${release} WHERE status = '${TIMER_STATUS.running}'`
-  );
-  await prisma().$executeRawUnsafe(`UPDATE "BackfillRun" SET status = '${BACKFILL_STATUS.queued}', ${release} WHERE status = '${BACKFILL_STATUS.running}'`);
+  const notLive = `("lockedBy" IS NULL OR NOT ("lockedBy" = ANY($1::text[])))`;
+  const live = [...liveWorkers];
+  const tables = [
+    ["WebhookDelivery", DELIVERY_STATUS.queued, DELIVERY_STATUS.running],
+    ["OutboundCall", CALL_STATUS.queued, CALL_STATUS.running],
+    ["AbandonmentTimer", TIMER_STATUS.pending, TIMER_STATUS.running],
+    ["BackfillRun", BACKFILL_STATUS.queued, BACKFILL_STATUS.running],
+  ] as const;
+  for (const [table, free, running] of tables) {
+    await prisma().$executeRawUnsafe(`UPDATE "${table}" SET status = '${free}', ${release} WHERE status = '${running}' AND ${notLive}`, live);
+  }
 }
 
 /**

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
+import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { listDeadLetters } from "~/pipeline/dead-letters.server";
 import { install, newShop, numeric } from "../backfill/helpers";
 import { describeEachDatabase } from "../support/database";
@@ -60,10 +60,10 @@ describeEachDatabase("customers and consent as Shopify sends them (2026-04)", (d
     h.startWorkers(1, FAST_POLICY);
     // A subscribed customer of the store with tags; Shopify's samples are replayed as this customer.
     const c = store.objects.customers.find(
-      (x) => x.email && (x.emailMarketingConsent as { marketingState?: string } | null)?.marketingState === "SUBSCRIBED",
+      (x) => customerEmail(x) && (x.defaultEmailAddress as { marketingState?: string } | null)?.marketingState === "SUBSCRIBED",
     )!;
     c.tags = ["vip", "wholesale"];
-    const email = c.email as string;
+    const email = customerEmail(c)!;
     const id = numeric(c.id);
     const gid = c.id as string;
     const asCustomer = (topic: string, updatedAt: string): Json => ({ ...sample(topic), id, admin_graphql_api_id: gid, email, updated_at: updatedAt });

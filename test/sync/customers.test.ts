@@ -264,7 +264,7 @@ describe("customers/merge", () => {
 
 describe("customers read through GraphQL", () => {
   it("a customer read without its tags leaves the known tags alone; read with [] it has none", () => {
-    const node = { id: "gid://shopify/Customer/706405506930370084", email: "bob@biller.com", updatedAt: "2026-03-01T00:00:00Z" };
+    const node = { id: "gid://shopify/Customer/706405506930370084", defaultEmailAddress: { emailAddress: "bob@biller.com" }, updatedAt: "2026-03-01T00:00:00Z" };
     const [, withoutTags, emptyTags] = runSequence(
       [
         { topic: "customers/create", body: customerWith(subscribed, { tags: "vip" }) },
