@@ -39,7 +39,7 @@ describeEachDatabase("history import in the admin", (database) => {
 
     // While Shopify prepares the export there is nothing to count yet: no "0 / …", no "0 per second".
     const exporting = (await openPage(h.app.url, shop, "/app/connection").then((r) => r.text())).replaceAll("<!-- -->", "");
-    expect(exporting).toContain("Customers (1 of 3): Shopify is preparing the export…");
+    expect(exporting).toContain("Customers (1 of 3): waiting for Shopify to prepare the export…");
     expect(exporting).toContain("the import starts as soon as the file is ready");
     expect(exporting).not.toContain("data-history-done");
 

@@ -12,6 +12,7 @@ const DYING_POLICY: Partial<PipelinePolicy> = { ...FAST_POLICY, maxAttempts: 100
 interface ProblemsPage {
   groups: { problems: { id: string }[] }[];
   retrying: { problems: { id: string }[] }[];
+  replayed: { id: string; outcome: string }[];
 }
 
 describeEachDatabase("replay from the Problems page while the shop is paused", (database) => {
@@ -47,11 +48,15 @@ describeEachDatabase("replay from the Problems page while the shop is paused", (
     expect(h.emulator.requests.filter((r) => r.method === "POST")).toHaveLength(postsBefore);
     const waiting = await problemsPage(shop);
     expect(ids(waiting.groups)).not.toContain(dead);
-    expect(ids(waiting.retrying)).toEqual([dead]);
+    // Listed as replayed and still to be sent, not as a retry with the error from before the replay.
+    expect(ids(waiting.retrying)).toEqual([]);
+    expect(waiting.replayed).toEqual([expect.objectContaining({ id: dead, outcome: "sending" })]);
 
     await h.connect(shop);
     await h.settle();
     expect(h.emulator.requests.filter((r) => r.method === "POST").length).toBeGreaterThan(postsBefore);
-    expect(ids((await problemsPage(shop)).retrying)).toEqual([]);
+    const sent = await problemsPage(shop);
+    expect(ids(sent.retrying)).toEqual([]);
+    expect(sent.replayed).toEqual([expect.objectContaining({ id: dead, outcome: "delivered" })]);
   });
 });
