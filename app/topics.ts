@@ -43,6 +43,8 @@ export const TOPICS = {
   "customers/purchasing_summary": sync("customer", "Customer purchase totals"),
   "customer.tags_added": sync("customer", "Customer tags added"),
   "customer.tags_removed": sync("customer", "Customer tags removed"),
+  "customer.joined_segment": sync("customer", "Customer joined a segment"),
+  "customer.left_segment": sync("customer", "Customer left a segment"),
   "orders/create": sync("order", "New order"),
   "orders/updated": sync("order", "Order updated"),
   "orders/paid": sync("order", "Order paid"),

@@ -32,6 +32,9 @@ const NEEDS: Record<string, "Order" | "Customer"> = {
   "customers_email_marketing_consent/update": "Customer",
   "customer.tags_added": "Customer",
   "customer.tags_removed": "Customer",
+  // Only for segments the shop mirrors: any other segment's plan names no customer (no lookup).
+  "customer.joined_segment": "Customer",
+  "customer.left_segment": "Customer",
   "customers/purchasing_summary": "Customer",
 };
 
@@ -47,7 +50,8 @@ function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
     const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
     return consent === undefined || consent === null ? "Customer" : undefined;
   }
-  return NEEDS[p.delivery.topic];
+  const need = NEEDS[p.delivery.topic];
+  return need && p.objectKey?.startsWith(`${need.toLowerCase()}:`) ? need : undefined;
 }
 
 // The first 50 line items; more are paged (children.server.ts).

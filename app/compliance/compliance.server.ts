@@ -251,6 +251,7 @@ export const SHOP_TABLES = [
   ["BackfillRun", "shop"],
   ["ReconcileState", "shop"],
   ["ErasedReference", "shop"],
+  ["MirroredSegment", "shop"],
   ["Shop", "domain"],
 ] as const;
 

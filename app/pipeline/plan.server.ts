@@ -130,7 +130,7 @@ function silenced(plan: SyncPlan): SyncPlan {
 }
 
 function syncContext(c: ShopContext, now: Date): Omit<SyncContext, "prior"> {
-  return { shopDomain: c.domain, storefrontUrl: c.storefrontUrl, currency: c.currency, settings: c.settings, now };
+  return { shopDomain: c.domain, storefrontUrl: c.storefrontUrl, currency: c.currency, settings: c.settings, segmentTags: c.segmentTags, now };
 }
 
 /** Parsing and the plan of an object with no prior state (reused when that is the case). Never throws. */

@@ -2,32 +2,40 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { Form, useActionData, useBlocker, useLoaderData, useNavigation } from "@remix-run/react";
 import { Badge, Banner, BlockStack, Box, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
-import { loadSettings, saveSettings } from "~/admin/settings.server";
+import { SEGMENTS_INTENT, SegmentSettings } from "~/admin/SegmentSettings";
+import { loadSettings, saveSettings, type SaveSettingsResult } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
 import { PageError, useToast } from "~/admin/ui";
+import { saveSegmentChoice, segmentChoices } from "~/segments/segments.server";
 import { authenticate } from "~/shopify.server";
 
 export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  return { settings: await loadSettings(session.shop) };
+  const { admin, session } = await authenticate.admin(request);
+  return { settings: await loadSettings(session.shop), segments: await segmentChoices(admin, session.shop) };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
-  const { session } = await authenticate.admin(request);
-  const result = await saveSettings(session.shop, await request.formData());
-  return result.ok
+  const { admin, session } = await authenticate.admin(request);
+  const form = await request.formData();
+  // The segments section posts on its own (a fetcher): SegmentSettings shows its answer.
+  if (form.get("intent") === SEGMENTS_INTENT) return saveSegmentChoice(admin, session.shop, form);
+  return settingsAnswer(await saveSettings(session.shop, form));
+};
+
+/** The settings form's answer (what useActionData sees: fetcher answers never reach it). */
+const settingsAnswer = (result: SaveSettingsResult) =>
+  result.ok
     ? { ok: true as const, settings: result.settings, errors: {} as Record<string, string>, toast: "Settings saved", at: Date.now() }
     : { ok: false as const, errors: result.errors, toast: "Check the highlighted fields", error: true, at: Date.now() };
-};
 
 /** The form's values: the delay as typed text. */
 const asForm = (stored: Awaited<ReturnType<typeof loadSettings>>) => ({ ...stored, abandonmentDelayMinutes: String(stored.abandonmentDelayMinutes) });
 
 export default function Settings() {
-  const { settings } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>();
+  const { settings, segments } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof settingsAnswer>();
   const navigation = useNavigation();
   useToast(result);
   const errors = result?.errors ?? {};
@@ -182,6 +190,7 @@ export default function Settings() {
               </FormLayout>
             </Card>
           </Layout.AnnotatedSection>
+          <SegmentSettings choices={segments} />
           <Layout.Section>
             {/* Sticks to the bottom of the frame while the page scrolls: what is unsaved, and Save, stay in view. */}
             <div style={{ position: "sticky", bottom: 0, zIndex: 10 }}>

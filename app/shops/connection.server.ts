@@ -7,6 +7,7 @@ import { logger } from "../logger.server";
 import { createMarketingClient, type MarketingClient } from "../services/marketing/client.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import type { Account } from "../services/marketing/schemas";
+import { segmentTagsOf } from "../segments/segments.server";
 import { parseSettings, type ShopSettings } from "../sync/settings";
 import type { ConnectionChange } from "./connection-text";
 import { canReceiveDeliveries } from "./eligibility";
@@ -239,21 +240,25 @@ export interface ShopContext {
   currency?: string;
   /** Has connected to the service (a paused shop has: its calls wait for the reconnection). */
   connected: boolean;
+  /** The Shopify segments mirrored as contact tags: numeric segment id → tag (app/segments). */
+  segmentTags: Record<string, string>;
 }
 
 export async function shopContext(domain: string): Promise<ShopContext> {
-  return contextOf(domain, await prisma().shop.findUnique({ where: { domain } }));
+  return (await shopContexts([domain])).get(domain)!;
 }
 
 /** The contexts of many shops in one query (a planning batch shared by many shops). */
 export async function shopContexts(domains: string[]): Promise<Map<string, ShopContext>> {
-  const shops = new Map((await prisma().shop.findMany({ where: { domain: { in: domains } } })).map((s) => [s.domain, s]));
-  return new Map(domains.map((domain) => [domain, contextOf(domain, shops.get(domain) ?? null)]));
+  const [rows, segmentTags] = await Promise.all([prisma().shop.findMany({ where: { domain: { in: domains } } }), segmentTagsOf(domains)]);
+  const shops = new Map(rows.map((s) => [s.domain, s]));
+  return new Map(domains.map((domain) => [domain, contextOf(domain, shops.get(domain) ?? null, segmentTags.get(domain) ?? {})]));
 }
 
 function contextOf(
   domain: string,
   shop: { settings: unknown; storefrontUrl: string | null; currency: string | null; serviceKeyEnc: string | null } | null,
+  segmentTags: Record<string, string>,
 ): ShopContext {
   return {
     domain,
@@ -261,6 +266,7 @@ function contextOf(
     storefrontUrl: shop?.storefrontUrl ?? `https://${domain}`,
     currency: shop?.currency ?? undefined,
     connected: Boolean(shop?.serviceKeyEnc),
+    segmentTags,
   };
 }
 

@@ -214,6 +214,13 @@ export type ConsentUpdatePayload = z.output<typeof consentUpdatePayload>;
 export const customerTagsPayload = z.looseObject({ customerId: shopifyId, tags: tagList, occurredAt: nul(timestamp) });
 export type CustomerTagsPayload = z.output<typeof customerTagsPayload>;
 
+/**
+ * customer.joined_segment / customer.left_segment: which customer joined or left which segment
+ * (gids; nothing else: not the segment's name, not the customer's email).
+ */
+export const segmentMembershipPayload = z.looseObject({ customer_id: shopifyId, segment_id: shopifyId, shop_id: nul(z.string()) });
+export type SegmentMembershipPayload = z.output<typeof segmentMembershipPayload>;
+
 /** customers/purchasing_summary (GraphQL-style body): the customer's sales totals. */
 export const purchasingSummaryPayload = z.looseObject({
   customerId: shopifyId,

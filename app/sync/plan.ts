@@ -18,6 +18,7 @@ import {
   productPayload,
   purchasingSummaryPayload,
   refundPayload,
+  segmentMembershipPayload,
   subscriptionBillingAttemptPayload,
   subscriptionBillingCyclePayload,
   subscriptionContractPayload,
@@ -31,6 +32,7 @@ import {
   mapCustomerTags,
   mapCustomerUpsert,
   mapPurchasingSummary,
+  mapSegmentMembership,
 } from "./mappers/customers";
 import { mapOrder, mapOrderDelete, mapOrderEdited } from "./mappers/orders";
 import { mapRefund } from "./mappers/refunds";
@@ -100,6 +102,10 @@ export function planWebhook(topic: string, body: unknown, ctx: SyncContext): Syn
       return mapCustomerTags("add", parse(customerTagsPayload, data, t), ctx);
     case "customer.tags_removed":
       return mapCustomerTags("remove", parse(customerTagsPayload, data, t), ctx);
+    case "customer.joined_segment":
+      return mapSegmentMembership("joined", parse(segmentMembershipPayload, data, t), ctx);
+    case "customer.left_segment":
+      return mapSegmentMembership("left", parse(segmentMembershipPayload, data, t), ctx);
     case "customers_email_marketing_consent/update":
       return mapConsentUpdate(parse(consentUpdatePayload, data, t), ctx);
 

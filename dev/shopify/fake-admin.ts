@@ -39,6 +39,17 @@ export interface FakeShop {
   ianaTimezone: string;
   /** The access scopes the merchant granted (default: all the app's configuration asks for). */
   scopes: string;
+  /** The store's customer segments, oldest first (Admin GraphQL `segments`). */
+  segments: FakeSegment[];
+}
+
+/** A customer segment as the Admin GraphQL `Segment` object has it. */
+export interface FakeSegment {
+  id: string;
+  name: string;
+  query: string;
+  creationDate: string;
+  lastEditDate: string;
 }
 
 /** The scopes the app's configuration asks for: what Shopify grants at install. */
@@ -127,6 +138,7 @@ export async function startFakeAdmin(
       primaryDomainUrl: `https://${shop.domain}`,
       ianaTimezone: "UTC",
       scopes: APP_SCOPES,
+      segments: [],
       ...shop,
     };
     shops.set(full.domain, full);
@@ -144,6 +156,34 @@ export async function startFakeAdmin(
           currencyCode: shop.currencyCode,
           primaryDomain: { url: shop.primaryDomainUrl },
           ianaTimezone: shop.ianaTimezone,
+        },
+      };
+    },
+  });
+
+  // QueryRoot.segments: a connection in the default CREATION_DATE order (oldest first), `first`/`after`
+  // (Shopify: one of first/last is required); cursors are opaque. Search `query` is not modelled.
+  resolvers.push({
+    match: "segments(",
+    resolver: (_q, _v, domain) => {
+      const shop = shops.get(domain) ?? addShop({ domain });
+      return {
+        segments: (args: { first?: number | null; last?: number | null; after?: string | null; reverse?: boolean | null }) => {
+          if (args.first == null && args.last == null) throw new Error("you must provide one of first or last");
+          const all = args.reverse ? [...shop.segments].reverse() : shop.segments;
+          const start = args.after ? Number(Buffer.from(args.after, "base64url").toString()) + 1 : 0;
+          const page = all.slice(start, start + (args.first ?? args.last ?? 0));
+          const cursor = (i: number) => Buffer.from(String(start + i)).toString("base64url");
+          return {
+            nodes: page,
+            edges: page.map((node, i) => ({ node, cursor: cursor(i) })),
+            pageInfo: {
+              hasNextPage: start + page.length < all.length,
+              hasPreviousPage: start > 0,
+              startCursor: page.length ? cursor(0) : null,
+              endCursor: page.length ? cursor(page.length - 1) : null,
+            },
+          };
         },
       };
     },

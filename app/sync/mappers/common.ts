@@ -39,6 +39,8 @@ export interface SyncContext {
    * subscription topics), as their last plans left them: the customer event's `subscriptions[]`.
    */
   customerSubscriptions?: ReadonlyArray<{ id: string; state: SubscriptionSyncState }>;
+  /** The segments the shop mirrors as contact tags: numeric segment id → tag (Settings). */
+  segmentTags?: Readonly<Record<string, string>>;
 }
 
 const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
@@ -53,6 +55,11 @@ export const customerSyncStateSchema = z.object({
   deleted: z.boolean(),
   /** The store account as customers/enable|disable last told (absent: never told). */
   account: z.enum(["enabled", "disabled"]).optional(),
+  /**
+   * Tags of the mirrored Shopify segments the customer is in (customer.joined_segment|left_segment),
+   * apart from `tags`: a full Shopify tag list is diffed against `tags` only, never removing these.
+   */
+  segmentTags: z.array(z.string()).optional(),
 });
 
 export const orderSyncStateSchema = z.object({

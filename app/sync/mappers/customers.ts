@@ -1,6 +1,7 @@
 /**
  * customers/create|update|delete|enable|disable|merge|purchasing_summary, customer.tags_added|
- * tags_removed and customers_email_marketing_consent/update (docs/customers-and-consent.md).
+ * tags_removed, customer.joined_segment|left_segment and customers_email_marketing_consent/update
+ * (docs/customers-and-consent.md).
  *
  * A customer becomes (at most) one `person.upsert` — decided by the consent machine — followed by a
  * `customer/<action>` lifecycle event. Account enable/disable are `user` events. A field a payload
@@ -17,6 +18,7 @@ import type {
   CustomerTagsPayload,
   EmailMarketingConsent,
   PurchasingSummaryPayload,
+  SegmentMembershipPayload,
 } from "../payloads";
 import {
   amount,
@@ -100,7 +102,10 @@ function tagsField(known: readonly string[], after: readonly string[], change: T
   return entries.length > 0 ? (Object.fromEntries(entries) as Record<string, boolean>) : undefined;
 }
 
-/** Runs the consent machine and builds the person calls (if any) plus the next customer state. */
+/**
+ * Runs the consent machine and builds the person calls (if any) plus the next customer state.
+ * `segments` changes the mirrored segments' tags (kept apart from the Shopify tags).
+ */
 function planPerson(
   prior: CustomerSyncState | null,
   email: string | null,
@@ -109,23 +114,28 @@ function planPerson(
   profile: { firstName?: string | null; lastName?: string | null; phone?: string | null },
   tags: TagChange,
   ctx: SyncContext,
+  segments: TagChange = null,
 ): PersonResult & { decision: ConsentDecision } {
   const base = prior ?? freshState(email);
   const known = tagsAfter(base.tags, tags);
+  const knownSegments = tagsAfter(base.segmentTags ?? [], segments);
+  const remembered = { tags: known, ...(segments ? { segmentTags: knownSegments } : {}) };
   const decision = decideConsent(consentInput(consent), prior?.consent, ctx.settings);
   if (decision.upsert === false) {
     return {
       decision,
       calls: [],
-      next: { ...base, email: base.consent.contact ? base.email : email ?? base.email, tags: known, consent: decision.next },
+      next: { ...base, email: base.consent.contact ? base.email : email ?? base.email, ...remembered, consent: decision.next },
       note: `no person upsert: ${decision.reason}`,
     };
   }
   if (!email) {
     // Nothing was applied, so nothing is remembered: the consent is applied once an email exists.
-    return { decision, calls: [], next: { ...base, tags: known }, note: "no person upsert: no usable email" };
+    return { decision, calls: [], next: { ...base, ...remembered }, note: "no person upsert: no usable email" };
   }
   const creating = !base.consent.contact || decision.recreate;
+  const shopifyTags = tagsField(base.tags, known, tags, creating);
+  const segmentTags = tagsField(base.segmentTags ?? [], knownSegments, segments, creating);
   const body: PersonUpsert = {
     ...(decision.recreate ? { email } : upsertIdentity(prior, email)),
     source: ctx.settings.source,
@@ -135,7 +145,7 @@ function planPerson(
       phoneNumber: profile.phone,
       referenceId: customerId,
     }),
-    tags: tagsField(base.tags, known, tags, creating),
+    tags: shopifyTags || segmentTags ? { ...shopifyTags, ...segmentTags } : undefined,
     ...decision.upsert,
   };
   if (body.tags === undefined) delete body.tags;
@@ -143,7 +153,7 @@ function planPerson(
   // The contact is deleted under the address the service knows it by, then created anew.
   if (decision.recreate) calls.push({ op: "person.delete", idOrEmail: base.email ?? email });
   calls.push({ op: "person.upsert", body });
-  return { decision, calls, next: { ...base, email, tags: known, consent: decision.next } };
+  return { decision, calls, next: { ...base, email, ...remembered, consent: decision.next } };
 }
 
 function customerEventBody(c: CustomerPayload, email: string | null, ctx: SyncContext): CustomerEvent | null {
@@ -313,6 +323,37 @@ export function mapCustomerTags(change: "add" | "remove", p: CustomerTagsPayload
     calls: person.calls,
     nextState: person.next,
     ...(person.note ? { skipped: `${person.note} (tags remembered for when the contact is created)` } : {}),
+  };
+}
+
+/**
+ * customer.joined_segment / customer.left_segment: for a segment the shop mirrors (Settings), the
+ * segment's tag is added (`true`) or removed (`false`) on the contact, like customer.tags_added|
+ * removed; other tags stay. Any other segment is ignored with the reason. No contact yet: the tag
+ * is remembered and goes with the upsert that creates the contact.
+ */
+export function mapSegmentMembership(change: "joined" | "left", p: SegmentMembershipPayload, ctx: SyncContext): SyncPlan {
+  const tag = ctx.segmentTags?.[p.segment_id];
+  if (!tag) {
+    return {
+      objectKey: `segment:${p.segment_id}`,
+      objectUpdatedAt: null,
+      calls: [],
+      nextState: null,
+      skipped: `segment ${p.segment_id} is not mirrored as a tag (not picked in Settings)`,
+    };
+  }
+  const prior = priorOf(ctx.prior, "customer");
+  const objectKey = customerObjectKey(p.customer_id);
+  if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
+  const segments: TagChange = change === "joined" ? { add: [tag] } : { remove: [tag] };
+  const person = planPerson(prior, prior?.email ?? null, p.customer_id, null, {}, null, ctx, segments);
+  return {
+    objectKey,
+    objectUpdatedAt: null,
+    calls: person.calls,
+    nextState: person.next,
+    ...(person.note ? { skipped: `${person.note} (segment tag remembered for when the contact is created)` } : {}),
   };
 }
 

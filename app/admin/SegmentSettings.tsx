@@ -1,0 +1,82 @@
+import { useFetcher } from "@remix-run/react";
+import { Banner, BlockStack, Button, Card, Checkbox, InlineStack, Layout, Text } from "@shopify/polaris";
+import { useEffect, useMemo, useState } from "react";
+import type { SegmentChoices } from "~/segments/segments.server";
+
+/** The Settings page's action intent of this section's form. */
+export const SEGMENTS_INTENT = "segments";
+
+interface SegmentActionData {
+  ok: boolean;
+  error?: string;
+}
+
+/**
+ * Settings → Customer segments: which Shopify segments are mirrored as tags on the contacts. Its own
+ * form (a fetcher, no <form> element: it sits inside the page's settings form), saved on its own.
+ */
+export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
+  const fetcher = useFetcher<SegmentActionData>();
+  const savedIds = useMemo(() => choices.picked.map((p) => p.segmentId), [choices.picked]);
+  const [picked, setPicked] = useState<string[]>(savedIds);
+  useEffect(() => setPicked(savedIds), [savedIds]);
+  const tagOf = new Map(choices.picked.map((p) => [p.segmentId, p.tag]));
+  // Picked segments Shopify no longer lists (deleted) stay visible, so they can be un-picked.
+  const rows = [
+    ...(choices.available ?? []),
+    ...choices.picked.filter((p) => !(choices.available ?? []).some((s) => s.id === p.segmentId)).map((p) => ({ id: p.segmentId, name: p.name })),
+  ];
+  const dirty = JSON.stringify([...picked].sort()) !== JSON.stringify([...savedIds].sort());
+  const saving = fetcher.state !== "idle";
+  const toggle = (id: string) => (on: boolean) => setPicked((prev) => (on ? [...prev, id] : prev.filter((x) => x !== id)));
+  const save = () => {
+    const form = new FormData();
+    form.set("intent", SEGMENTS_INTENT);
+    for (const id of picked) form.append("segment", id);
+    fetcher.submit(form, { method: "post" });
+  };
+
+  return (
+    <Layout.AnnotatedSection
+      title="Customer segments"
+      description="Mirror your Shopify customer segments as tags on the contacts, so your marketing account's workflows can use them."
+    >
+      <Card>
+        <BlockStack gap="300">
+          <Text as="p" tone="subdued">
+            A customer who joins a picked segment gets the tag shown (for example “shopify-segment:VIP”); one who leaves it loses
+            the tag. The tag keeps the name the segment had when you picked it, so renaming the segment in Shopify does not break
+            your workflows. Customers already in a segment when you pick it get the tag the next time they join it. Un-picking a
+            segment stops the updates; contacts keep the tags they have.
+          </Text>
+          {choices.problem && (
+            <Banner tone="warning">
+              <p>{choices.problem}</p>
+            </Banner>
+          )}
+          {fetcher.data && !fetcher.data.ok && (
+            <Banner tone="critical" title="Segments were not saved">
+              <p>{fetcher.data.error}</p>
+            </Banner>
+          )}
+          {rows.length === 0 && !choices.problem && <Text as="p">Your store has no customer segments yet.</Text>}
+          {rows.map((s) => (
+            <Checkbox
+              key={s.id}
+              label={s.name}
+              helpText={tagOf.has(s.id) ? `Tag: ${tagOf.get(s.id)}` : undefined}
+              checked={picked.includes(s.id)}
+              onChange={toggle(s.id)}
+            />
+          ))}
+          {choices.truncated && <Text as="p" tone="subdued">Only your first 1,000 segments are listed.</Text>}
+          <InlineStack align="end">
+            <Button onClick={save} disabled={!dirty} loading={saving}>
+              Save segments
+            </Button>
+          </InlineStack>
+        </BlockStack>
+      </Card>
+    </Layout.AnnotatedSection>
+  );
+}

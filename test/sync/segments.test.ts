@@ -1,0 +1,161 @@
+/**
+ * Shopify customer segments mirrored as contact tags, end to end over HTTP: the merchant picks
+ * segments on the Settings page (listed from the fake Admin's `segments`), then signed
+ * customer.joined_segment / customer.left_segment webhooks go through the pipeline to the
+ * marketing-service emulator. Shopify's own sample body (test/fixtures) is the payload.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { FakeSegment } from "../../dev/shopify/fake-admin";
+import { planWebhook } from "../../app/sync/plan";
+import { actionData, loadData, routeData, tokenFor } from "../admin/support";
+import { install, newShop } from "../backfill/helpers";
+import { CHROME_UA } from "../support/session-token";
+import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { fixture } from "../support/webhooks";
+import { makeCtx } from "./fixtures";
+
+type Json = Record<string, unknown>;
+const sample = (topic: string): Json => JSON.parse(fixture(topic)) as Json;
+const segment = (id: number, name: string): FakeSegment => ({
+  id: `gid://shopify/Segment/${id}`,
+  name,
+  query: "number_of_orders > 0",
+  creationDate: "2026-01-01T00:00:00Z",
+  lastEditDate: "2026-01-01T00:00:00Z",
+});
+const gid = (id: number) => `gid://shopify/Segment/${id}`;
+
+interface Choices {
+  available: { id: string; name: string }[] | null;
+  picked: { segmentId: string; name: string; tag: string }[];
+}
+
+describe("Shopify segments as contact tags", () => {
+  let h: PipelineHarness;
+  beforeAll(async () => {
+    h = await startPipelineHarness();
+  });
+  afterAll(() => h.close());
+  afterEach(() => h.reset());
+
+  /** The Settings page's segment section, as the page loads it. */
+  const choices = async (shop: string) => (await routeData<{ segments: Choices }>(await loadData(h.app.url, shop, "/app/settings"), "routes/app.settings")).segments;
+  /** The segment section's Save, as its fetcher posts it (one `segment` field per picked segment). */
+  async function pick(shop: string, ids: string[]) {
+    const body = new URLSearchParams([["intent", "segments"], ...ids.map((id) => ["segment", id])]);
+    const res = await fetch(`${h.app.url}/app/settings.data`, {
+      method: "POST",
+      headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await tokenFor(shop)}`, "content-type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+    });
+    expect(res.status).toBe(200);
+    return actionData<{ ok: boolean; error?: string; picked?: Choices["picked"] }>(res);
+  }
+  const membership = (topic: "customer.joined_segment" | "customer.left_segment", customerId: string, segmentId: number) => ({
+    ...sample(topic),
+    customer_id: `gid://shopify/Customer/${customerId}`,
+    segment_id: gid(segmentId),
+  });
+  const deliver = (shop: string, topic: string, body: object) => h.deliver({ topic, shop, body });
+  const peoplePosts = (email: string) => h.emulator.requests.filter((r) => r.path === "/api/people" && r.method === "POST" && (r.body as Json).email === email);
+
+  it("Settings lists the store's segments and saves the pick; joined adds the tag, left removes it, other segments change nothing", async () => {
+    const shop = newShop("segments");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(3, "VIP"), segment(4, "Win back"), segment(5, "Big, spenders")];
+    h.startWorkers(1, FAST_POLICY);
+
+    const before = await choices(shop);
+    expect(before.available?.map((s) => s.name)).toEqual(["VIP", "Win back", "Big, spenders"]);
+    expect(before.picked).toEqual([]);
+    expect(await pick(shop, [gid(3), gid(5)])).toMatchObject({
+      ok: true,
+      picked: [
+        { segmentId: gid(3), name: "VIP", tag: "shopify-segment:VIP" },
+        // The service filters by comma-separated tag names: no comma in a tag.
+        { segmentId: gid(5), name: "Big, spenders", tag: "shopify-segment:Big spenders" },
+      ],
+    });
+    expect((await choices(shop)).picked.map((p) => p.segmentId)).toEqual([gid(3), gid(5)]);
+
+    const email = "segment-member@example.com";
+    await deliver(shop, "customers/create", customerBody({ id: "7001", email, consent: "subscribed" }));
+    expect(h.emulator.person(email)?.tags).toEqual([]);
+
+    await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7001", 3));
+    expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:VIP"]);
+
+    // Not picked: nothing is sent, and the delivery says why.
+    const posts = peoplePosts(email).length;
+    await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7001", 4));
+    expect(peoplePosts(email)).toHaveLength(posts);
+    expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:VIP"]);
+    const ignored = await h.app.db.prisma.webhookDelivery.findFirstOrThrow({ where: { shop, topic: "customer.joined_segment" }, orderBy: { receivedAt: "desc" } });
+    expect(ignored).toMatchObject({ outcome: "ignored", outcomeDetail: expect.stringContaining("not picked in Settings") });
+
+    await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7001", 5));
+    expect([...h.emulator.person(email)!.tags].sort()).toEqual(["shopify-segment:Big spenders", "shopify-segment:VIP"]);
+    await deliver(shop, "customer.left_segment", membership("customer.left_segment", "7001", 3));
+    expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:Big spenders"]);
+    // Only the segment's own tag is named: a tag set in the service by anyone else stays.
+    expect(peoplePosts(email).at(-1)?.body).toMatchObject({ tags: { "shopify-segment:VIP": false } });
+    expect(Object.keys((peoplePosts(email).at(-1)?.body as Json).tags as Json)).toEqual(["shopify-segment:VIP"]);
+  });
+
+  it("a customer who is not a contact yet gets the tag with the upsert that creates the contact", async () => {
+    const shop = newShop("segments-later");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(8, "Birthday this month")];
+    expect(await pick(shop, [gid(8)])).toMatchObject({ ok: true });
+    h.startWorkers(1, FAST_POLICY);
+    const email = "not-yet@example.com";
+    await deliver(shop, "customers/create", customerBody({ id: "7002", email, consent: "not_subscribed" }));
+    await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7002", 8));
+    expect(h.emulator.person(email)).toBeUndefined();
+    await deliver(shop, "customers/update", customerBody({ id: "7002", email, consent: "subscribed", updatedAt: "2026-02-01T10:00:00Z", consentUpdatedAt: "2026-02-01T10:00:00Z" }));
+    expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:Birthday this month"]);
+  });
+
+  it("the tag is fixed when picked: a renamed segment keeps it, a new segment with the old name gets its own", async () => {
+    const shop = newShop("segments-rename");
+    await install(h, shop);
+    const shopify = h.app.admin.shops.get(shop)!;
+    shopify.segments = [segment(11, "VIP")];
+    await pick(shop, [gid(11)]);
+    shopify.segments = [segment(11, "Former VIP"), segment(12, "VIP")];
+    const saved = await pick(shop, [gid(11), gid(12)]);
+    expect(saved.picked?.map((p) => [p.segmentId, p.tag])).toEqual([
+      [gid(11), "shopify-segment:VIP"],
+      [gid(12), "shopify-segment:VIP (12)"],
+    ]);
+    // Un-picking keeps the other; a segment deleted in Shopify since it was picked can still be kept.
+    shopify.segments = [segment(12, "VIP")];
+    expect((await pick(shop, [gid(11)])).picked?.map((p) => p.segmentId)).toEqual([gid(11)]);
+    expect((await choices(shop)).picked.map((p) => p.name)).toEqual(["VIP"]);
+  });
+
+  it("a segment that is not the store's is refused with the reason, and nothing is saved", async () => {
+    const shop = newShop("segments-bad");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(21, "VIP")];
+    expect(await pick(shop, [gid(999)])).toEqual({ ok: false, error: `Segment ${gid(999)} is not one of your store's segments.` });
+    expect(await pick(shop, ["gid://shopify/Customer/1"])).toMatchObject({ ok: false, error: "Not a Shopify segment id." });
+    expect((await choices(shop)).picked).toEqual([]);
+  });
+});
+
+describe("segment tags beside the customer's own tags (planning)", () => {
+  it("a full Shopify tag list never removes a segment tag, and a new contact gets both", () => {
+    const ctx = makeCtx({ segmentTags: { "3": "shopify-segment:VIP" } });
+    const body = { ...customerBody({ id: "2", email: "both@example.com", consent: "not_subscribed" }), tags: "wholesale" };
+    const first = planWebhook("customers/create", body, ctx);
+    const joined = planWebhook("customer.joined_segment", fixture("customer.joined_segment"), { ...ctx, prior: first.nextState });
+    expect(joined.calls).toEqual([]);
+    const subscribed = { ...body, tags: "wholesale, eu", email_marketing_consent: { state: "subscribed", opt_in_level: "single_opt_in", consent_updated_at: "2026-03-01T00:00:00Z" } };
+    const created = planWebhook("customers/update", subscribed, { ...ctx, prior: joined.nextState });
+    expect(created.calls[0]).toMatchObject({ op: "person.upsert" });
+    expect((created.calls[0] as { body: Json }).body.tags).toEqual({ wholesale: true, eu: true, "shopify-segment:VIP": true });
+    const later = planWebhook("customers/update", { ...subscribed, tags: "eu", updated_at: "2026-04-01T00:00:00Z" }, { ...ctx, prior: created.nextState });
+    expect((later.calls[0] as { body: Json }).body.tags).toEqual({ wholesale: false });
+  });
+});
