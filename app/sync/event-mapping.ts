@@ -227,6 +227,23 @@ export const CUSTOMER_SUBSCRIPTION_TABLE: FieldTable = {
   ],
 };
 
+/**
+ * The contact's tags (person upsert `tags`: name → true adds, false removes): the customer's own
+ * Shopify tags and the mirrored segments' tags (app/segments/segments.server.ts names them).
+ */
+export const CONTACT_TAG_TABLE: FieldTable = {
+  name: "Contact tags",
+  from: "customers/create|update (whole lists), customer.tags_added|tags_removed, customer.joined_segment|left_segment → person upsert `tags`",
+  rows: [
+    sent("<customer tag>", "each Shopify customer tag: `true` when added, `false` when removed (a whole list is compared with the last one)", "tags set in the service by anyone else stay"),
+    sent(
+      "shopify-segment:<segment name>",
+      "customer.joined_segment → `true`, customer.left_segment → `false`, for the segments picked in Settings; any other segment is ignored with the reason",
+      "the segment's name when it was picked (commas become spaces); a name already taken by another picked segment gets ` (<segment id>)`; kept apart from the customer's tags, so a whole tag list never removes it",
+    ),
+  ],
+};
+
 /** Every table of the document, in its order. */
 export const FIELD_TABLES: FieldTable[] = [
   COMMON_FIELDS,
@@ -239,6 +256,7 @@ export const FIELD_TABLES: FieldTable[] = [
   LINE_ITEM_TABLE,
   ADDRESS_TABLE,
   CUSTOMER_SUBSCRIPTION_TABLE,
+  CONTACT_TAG_TABLE,
 ];
 
 const cell = (s: string) => s.replace(/\|/g, "\\|");

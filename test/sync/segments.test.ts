@@ -6,6 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
+import { TAG_PREFIX } from "../../app/segments/segments.server";
+import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
 import { install, newShop } from "../backfill/helpers";
@@ -145,6 +147,10 @@ describe("Shopify segments as contact tags", () => {
 });
 
 describe("segment tags beside the customer's own tags (planning)", () => {
+  it("docs/event-mapping.md names the tag the app gives", () => {
+    expect(CONTACT_TAG_TABLE.rows.map((r) => r.field)).toContain(`${TAG_PREFIX}<segment name>`);
+  });
+
   it("a full Shopify tag list never removes a segment tag, and a new contact gets both", () => {
     const ctx = makeCtx({ segmentTags: { "3": "shopify-segment:VIP" } });
     const body = { ...customerBody({ id: "2", email: "both@example.com", consent: "not_subscribed" }), tags: "wholesale" };
