@@ -2,6 +2,7 @@ import { useFetcher } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, Checkbox, InlineStack, Layout, Text } from "@shopify/polaris";
 import { useEffect, useMemo, useState } from "react";
 import type { SegmentChoices } from "~/segments/segments.server";
+import { useToast } from "./ui";
 
 /** The Settings page's action intent of this section's form. */
 export const SEGMENTS_INTENT = "segments";
@@ -19,6 +20,8 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
   const fetcher = useFetcher<SegmentActionData>();
   const savedIds = useMemo(() => choices.picked.map((p) => p.segmentId), [choices.picked]);
   const [picked, setPicked] = useState<string[]>(savedIds);
+  // One toast per answer (fetcher.data is a new object per save).
+  useToast(useMemo(() => (fetcher.data?.ok ? { toast: "Segment choice saved" } : undefined), [fetcher.data]));
   useEffect(() => setPicked(savedIds), [savedIds]);
   const tagOf = new Map(choices.picked.map((p) => [p.segmentId, p.tag]));
   // Picked segments Shopify no longer lists (deleted) stay visible, so they can be un-picked.
@@ -72,7 +75,7 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
           {choices.truncated && <Text as="p" tone="subdued">Only your first 1,000 segments are listed.</Text>}
           <InlineStack align="end">
             <Button onClick={save} disabled={!dirty} loading={saving}>
-              Save segments
+              Update segment tags
             </Button>
           </InlineStack>
         </BlockStack>

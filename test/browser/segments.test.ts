@@ -1,0 +1,55 @@
+// Settings → Customer segments in headless Chromium: the store's segments are listed, a pick is
+// saved by the section's own button (the page's settings form is not touched), and the tag each
+// picked segment gives is shown.
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { launchChromium, screenshotDir } from "./support";
+import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { CHROME_UA, mintSessionToken } from "../support/session-token";
+
+const SHOP = "browser-segments.myshopify.com";
+const SHOTS = screenshotDir("segments");
+const segment = (id: number, name: string) => ({
+  id: `gid://shopify/Segment/${id}`,
+  name,
+  query: "number_of_orders > 0",
+  creationDate: "2026-01-01T00:00:00Z",
+  lastEditDate: "2026-01-01T00:00:00Z",
+});
+
+let h: PipelineHarness;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  h = await startPipelineHarness();
+  h.app.admin.addShop({ domain: SHOP, segments: [segment(31, "VIP"), segment(32, "Win back")] });
+  browser = await launchChromium();
+  const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+});
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+it("lists the store's segments, saves a pick on its own and shows the tag", async () => {
+  const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
+  await page.goto(`${h.app.url}/app/settings?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "load" });
+  await page.waitForFunction(() => Boolean((window as { shopify?: unknown }).shopify));
+  await page.getByText("Customer segments", { exact: true }).waitFor();
+  await page.getByLabel("VIP").check();
+  // The segment choice is not the settings form's: no "Unsaved changes" for it.
+  expect(await page.getByText("Unsaved changes").count()).toBe(0);
+  await page.getByRole("button", { name: "Update segment tags" }).click();
+  await page.getByText("Tag: shopify-segment:VIP").waitFor();
+  await page.waitForFunction(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes("Segment choice saved"));
+  const rows = await h.app.db.prisma.mirroredSegment.findMany({ where: { shop: SHOP } });
+  expect(rows.map((r) => [r.segmentId, r.tag])).toEqual([["gid://shopify/Segment/31", "shopify-segment:VIP"]]);
+  expect(await page.getByLabel("VIP").isChecked()).toBe(true);
+  expect(await page.getByLabel("Win back").isChecked()).toBe(false);
+  await page.screenshot({ path: path.join(SHOTS, "segments-picked.png"), fullPage: true });
+});
