@@ -136,6 +136,16 @@ describe("Shopify segments as contact tags", () => {
     expect((await choices(shop)).picked.map((p) => p.name)).toEqual(["VIP"]);
   });
 
+  it("a store with more segments than one page lists them all (250 a page, in Shopify's order)", async () => {
+    const shop = newShop("segments-many");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = Array.from({ length: 260 }, (_, i) => segment(100 + i, `Segment ${i}`));
+    const listed = await choices(shop);
+    expect(listed.available).toHaveLength(260);
+    expect(listed.available?.at(-1)).toEqual({ id: gid(359), name: "Segment 259" });
+    expect(await pick(shop, [gid(359)])).toMatchObject({ ok: true, picked: [{ tag: "shopify-segment:Segment 259" }] });
+  });
+
   it("a segment that is not the store's is refused with the reason, and nothing is saved", async () => {
     const shop = newShop("segments-bad");
     await install(h, shop);
