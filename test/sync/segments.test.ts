@@ -11,6 +11,7 @@ import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
 import { install, newShop } from "../backfill/helpers";
+import { describeEachDatabase } from "../support/database";
 import { CHROME_UA } from "../support/session-token";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { fixture } from "../support/webhooks";
@@ -32,10 +33,10 @@ interface Choices {
   picked: { segmentId: string; name: string; tag: string }[];
 }
 
-describe("Shopify segments as contact tags", () => {
+describeEachDatabase("Shopify segments as contact tags", (database) => {
   let h: PipelineHarness;
   beforeAll(async () => {
-    h = await startPipelineHarness();
+    h = await startPipelineHarness({ database });
   });
   afterAll(() => h.close());
   afterEach(() => h.reset());
