@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
+import { customerEmail, startFakeStore } from "../../dev/shopify/fake-store";
 import { TAG_PREFIX } from "../../app/segments/segments.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
@@ -117,6 +118,31 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     expect(h.emulator.person(email)).toBeUndefined();
     await deliver(shop, "customers/update", customerBody({ id: "7002", email, consent: "subscribed", updatedAt: "2026-02-01T10:00:00Z", consentUpdatedAt: "2026-02-01T10:00:00Z" }));
     expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:Birthday this month"]);
+  });
+
+  it("a customer the app never saw is read from Shopify first, then gets the tag; an unpicked segment reads nothing", async () => {
+    const store = await startFakeStore(h.app.admin, { customers: 20, products: 1, orders: 1 }, { seed: 9 });
+    try {
+      const shop = newShop("segments-lookup");
+      await install(h, shop);
+      h.app.admin.shops.get(shop)!.segments = [segment(41, "VIP"), segment(42, "Other")];
+      await pick(shop, [gid(41)]);
+      h.startWorkers(1, FAST_POLICY);
+      const c = store.objects.customers.find(
+        (x) => customerEmail(x) && (x.defaultEmailAddress as { marketingState?: string } | null)?.marketingState === "SUBSCRIBED",
+      )!;
+      c.tags = ["wholesale"];
+      const email = customerEmail(c)!;
+      const lookups = store.answered.LookupCustomer ?? 0;
+      await deliver(shop, "customer.joined_segment", { ...sample("customer.joined_segment"), customer_id: c.id, segment_id: gid(42) });
+      expect(store.answered.LookupCustomer ?? 0).toBe(lookups);
+      expect(h.emulator.person(email)).toBeUndefined();
+      await deliver(shop, "customer.joined_segment", { ...sample("customer.joined_segment"), customer_id: c.id, segment_id: gid(41) });
+      expect(store.answered.LookupCustomer).toBe(lookups + 1);
+      expect([...h.emulator.person(email)!.tags].sort()).toEqual(["shopify-segment:VIP", "wholesale"]);
+    } finally {
+      await store.close();
+    }
   });
 
   it("the tag is fixed when picked: a renamed segment keeps it, a new segment with the old name gets its own", async () => {
