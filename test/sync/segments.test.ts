@@ -11,7 +11,8 @@ import { TAG_PREFIX } from "../../app/segments/segments.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
-import { install, newShop } from "../backfill/helpers";
+import { listDeadLetters } from "~/pipeline/dead-letters.server";
+import { install, newShop, until } from "../backfill/helpers";
 import { describeEachDatabase } from "../support/database";
 import { CHROME_UA } from "../support/session-token";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -143,6 +144,25 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     } finally {
       await store.close();
     }
+  });
+
+  it("goes through the delivery queue: a service error is retried until the tag arrives, and too many end as a dead letter", async () => {
+    const shop = newShop("segments-retry");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(51, "VIP")];
+    await pick(shop, [gid(51)]);
+    h.startWorkers(1, FAST_POLICY);
+    const email = "retry-member@example.com";
+    await deliver(shop, "customers/create", customerBody({ id: "7051", email, consent: "subscribed" }));
+    h.emulator.setFaults({ serverErrors: 2, pathPrefix: "/api/people" });
+    await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7051", 51));
+    await until("the tag after retries", async () => h.emulator.person(email)?.tags.includes("shopify-segment:VIP"));
+    h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
+    await deliver(shop, "customer.left_segment", membership("customer.left_segment", "7051", 51));
+    const dead = await until("a dead letter", async () => (await listDeadLetters(shop)).find((d) => d.objectKey === "customer:7051"));
+    expect(dead).toBeTruthy();
+    h.emulator.clearFaults();
+    expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:VIP"]);
   });
 
   it("the tag is fixed when picked: a renamed segment keeps it, a new segment with the old name gets its own", async () => {
