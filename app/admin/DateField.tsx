@@ -19,7 +19,24 @@ const toYmd = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.
  * A date in a form as Polaris draws it: a text field (yyyy-mm-dd, typed or picked) with a
  * calendar in a popover, instead of the browser's own date input. Posts `name` as yyyy-mm-dd.
  */
-export function DateField({ label, name, value, onChange, error }: { label: string; name: string; value: string; onChange: (v: string) => void; error?: string }) {
+export function DateField({
+  label,
+  name,
+  value,
+  onChange,
+  error,
+  helpText,
+  disableDatesBefore,
+}: {
+  label: string;
+  name?: string;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string;
+  helpText?: string;
+  /** Days before this one cannot be picked in the calendar (typed ones are for the form to refuse). */
+  disableDatesBefore?: Date;
+}) {
   const [open, setOpen] = useState(false);
   const picked = parseDay(value);
   const [month, setMonth] = useState(() => {
@@ -35,6 +52,7 @@ export function DateField({ label, name, value, onChange, error }: { label: stri
       autoComplete="off"
       placeholder="YYYY-MM-DD"
       error={error}
+      helpText={helpText}
       connectedRight={
         <Popover
           active={open}
@@ -49,6 +67,7 @@ export function DateField({ label, name, value, onChange, error }: { label: stri
               year={month.year}
               onMonthChange={(m, y) => setMonth({ month: m, year: y })}
               selected={picked ?? undefined}
+              disableDatesBefore={disableDatesBefore}
               onChange={({ start }) => {
                 onChange(toYmd(start));
                 setOpen(false);

@@ -60,3 +60,16 @@ export async function savePrivacyChoice(shop: string, eraseContactOnRedact: bool
   logger().info({ shop, eraseContactOnRedact }, "privacy choice saved");
   return settings;
 }
+
+/**
+ * The consent mode chosen on the Connection page, saved before the connection so that the history
+ * import it starts already follows it. Anything but the two modes is refused.
+ */
+export async function saveConsentChoice(shop: string, value: FormDataEntryValue | null): Promise<{ ok: true } | { ok: false; errors: Record<string, string> }> {
+  const parsed = shopSettingsSchema.shape.optInMode.unwrap().safeParse(value);
+  if (!parsed.success) return { ok: false, errors: { optInMode: "Choose how to treat the consent of customers who subscribed at Shopify." } };
+  const settings = { ...(await loadSettings(shop)), optInMode: parsed.data };
+  await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
+  logger().info({ shop, optInMode: parsed.data }, "consent choice saved");
+  return { ok: true };
+}

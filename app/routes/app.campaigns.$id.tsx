@@ -1,7 +1,9 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
-import { Banner, BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
+import { BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
+import { ConfirmAction } from "~/admin/ConfirmAction";
+import { ScheduleField } from "~/admin/ScheduleField";
 import { HandOffLink, LoadFailed, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { serviceAccess } from "~/admin/service-access.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
@@ -260,16 +262,8 @@ function CampaignScreen() {
                     <Text as="h2" variant="headingMd">
                       Schedule
                     </Text>
-                    <TextField
-                      label="Send at"
-                      name="scheduledAt"
-                      type="datetime-local"
-                      value={scheduledAt}
-                      onChange={setScheduledAt}
-                      autoComplete="off"
-                      error={fieldError("scheduledAt") ?? fieldError("zone")}
-                      helpText={`In your store's time zone, ${zone}.`}
-                    />
+                    <input type="hidden" name="scheduledAt" value={scheduledAt} />
+                    <ScheduleField value={scheduledAt} onChange={setScheduledAt} zone={zone} error={fieldError("scheduledAt") ?? fieldError("zone")} />
                     {preview && (
                       <Text as="p" tone={pickedPast ? "critical" : "subdued"}>
                         <span data-schedule-preview>
@@ -298,22 +292,18 @@ function CampaignScreen() {
         {draft && (
           <SectionCard title="Send now">
             {confirm === "send" ? (
-              <Banner tone="warning" title={`Send this campaign to ${reachText} now?`}>
-                <BlockStack gap="200">
-                  <SendingSummary c={form} />
-                  <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
-                  {unsaved && <p>Your changes to the details are saved first.</p>}
-                  <InlineStack gap="200">
-                    <Form method="post">
-                      <Hidden fields={{ intent: "send", ...withDetails }} />
-                      <Button submit variant="primary" tone="critical" loading={busy("send")}>
-                        Send to the whole list
-                      </Button>
-                    </Form>
-                    <Button onClick={() => setConfirm(null)}>Cancel</Button>
-                  </InlineStack>
-                </BlockStack>
-              </Banner>
+              <ConfirmAction
+                title={`Send this campaign to ${reachText} now?`}
+                fields={{ intent: "send", ...withDetails }}
+                confirmLabel="Send to the whole list"
+                critical
+                loading={busy("send")}
+                onCancel={() => setConfirm(null)}
+              >
+                <SendingSummary c={form} />
+                <p>The service sends a campaign to every confirmed person on your list; it cannot be limited to some of them, and it cannot be undone.</p>
+                {unsaved && <p>Your changes to the details are saved first.</p>}
+              </ConfirmAction>
             ) : (
               <BlockStack gap="200">
                 <Text as="p" tone="subdued">
@@ -330,23 +320,18 @@ function CampaignScreen() {
         {c.status === "scheduled" && (
           <SectionCard title="Change the schedule">
             {confirm === "unschedule" ? (
-              <Banner tone="warning" title="Move this campaign back to draft?">
-                <BlockStack gap="200">
-                  <p>
-                    Your marketing service cannot unschedule a campaign. The app makes a draft copy with the same content and recipients, then deletes this
-                    scheduled one so it does not go out. The copy opens here: review it in the email editor again, then pick a new time or send it.
-                  </p>
-                  <InlineStack gap="200">
-                    <Form method="post">
-                      <input type="hidden" name="intent" value="unschedule" />
-                      <Button submit variant="primary" loading={busy("unschedule")}>
-                        Move back to draft
-                      </Button>
-                    </Form>
-                    <Button onClick={() => setConfirm(null)}>Cancel</Button>
-                  </InlineStack>
-                </BlockStack>
-              </Banner>
+              <ConfirmAction
+                title="Move this campaign back to draft?"
+                fields={{ intent: "unschedule" }}
+                confirmLabel="Move back to draft"
+                loading={busy("unschedule")}
+                onCancel={() => setConfirm(null)}
+              >
+                <p>
+                  Your marketing service cannot unschedule a campaign. The app makes a draft copy with the same content and recipients, then deletes this
+                  scheduled one so it does not go out. The copy opens here: review it in the email editor again, then pick a new time or send it.
+                </p>
+              </ConfirmAction>
             ) : (
               <BlockStack gap="200">
                 <Text as="p" tone="subdued">
@@ -362,20 +347,17 @@ function CampaignScreen() {
 
         <SectionCard title="Copy or delete">
           {confirm === "delete" ? (
-            <Banner tone="critical" title={`Delete “${c.name}”?`}>
-              <BlockStack gap="200">
-                <p>The campaign is removed from your marketing account. This cannot be undone.</p>
-                <InlineStack gap="200">
-                  <Form method="post">
-                    <input type="hidden" name="intent" value="delete" />
-                    <Button submit variant="primary" tone="critical" loading={busy("delete")}>
-                      Delete campaign
-                    </Button>
-                  </Form>
-                  <Button onClick={() => setConfirm(null)}>Cancel</Button>
-                </InlineStack>
-              </BlockStack>
-            </Banner>
+            <ConfirmAction
+              title={`Delete “${c.name}”?`}
+              tone="critical"
+              fields={{ intent: "delete" }}
+              confirmLabel="Delete campaign"
+              critical
+              loading={busy("delete")}
+              onCancel={() => setConfirm(null)}
+            >
+              <p>The campaign is removed from your marketing account. This cannot be undone.</p>
+            </ConfirmAction>
           ) : (
             <InlineStack gap="200">
               <Form method="post">

@@ -17,10 +17,13 @@ import {
   TextField,
 } from "@shopify/polaris";
 import { useEffect, useState } from "react";
+import { ConsentChoice, type OptInMode } from "~/admin/ConsentChoice";
+import { shopifyConsentCounts } from "~/admin/consent-counts.server";
 import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
 import { historyAction, historyView, orderWindow } from "~/admin/history.server";
 import { pauseText } from "~/admin/plain-words";
+import { loadSettings, saveConsentChoice } from "~/admin/settings.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { importedText, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
@@ -31,19 +34,27 @@ export const meta: MetaFunction = () => [{ title: "Connection · Marketing Sync"
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [shop, history, zone, ordersWindow] = await Promise.all([
+  const [shop, history, zone, ordersWindow, settings] = await Promise.all([
     describeShop(session.shop),
     historyView(session.shop),
     storeTimeZone(admin, session.shop),
     orderWindow(session.shop),
+    loadSettings(session.shop),
   ]);
-  return { ...shop, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
+  // Before the first connection the merchant chooses the consent mode, with this store's numbers.
+  const consentCounts = shop.account ? null : await shopifyConsentCounts(admin, session.shop);
+  return { ...shop, optInMode: settings.optInMode, consentCounts, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   const form = await request.formData();
   if (form.get("intent") === "resync") return historyAction(session.shop, form);
+  // The consent choice made while connecting is saved first: the history import follows it.
+  if (form.get("intent") === "connect" && form.has("optInMode")) {
+    const saved = await saveConsentChoice(session.shop, form.get("optInMode"));
+    if (!saved.ok) return { ok: false as const, errors: saved.errors, at: Date.now() };
+  }
   return connectionAction(session.shop, form);
 };
 
@@ -64,6 +75,7 @@ export default function Connection() {
   const result = useActionData<typeof action>();
   const navigation = useNavigation();
   const [apiKey, setApiKey] = useState("");
+  const [optInMode, setOptInMode] = useState<OptInMode>(shop.optInMode);
   // Replacing a key may switch accounts: the merchant confirms first.
   const [confirming, setConfirming] = useState(false);
   // Disconnecting stops the sync: asked first too.
@@ -98,6 +110,7 @@ export default function Connection() {
     >
       <input type="hidden" name="intent" value="connect" />
       <FormLayout>
+        {!account && <ConsentChoice value={optInMode} onChange={setOptInMode} counts={shop.consentCounts} error={result && !result.ok ? result.errors.optInMode : undefined} />}
         <TextField
           label="API key"
           name="apiKey"

@@ -1,7 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useBlocker, useLoaderData, useNavigation } from "@remix-run/react";
-import { Badge, Banner, BlockStack, Box, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
-import { useEffect, useState } from "react";
+import { Banner, BlockStack, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
+import { useEffect, useRef, useState } from "react";
+import { ConsentChoice } from "~/admin/ConsentChoice";
+import { shopifyConsentCounts } from "~/admin/consent-counts.server";
+import { FormSaveBar } from "~/admin/FormSaveBar";
 import { SEGMENTS_INTENT, SegmentSettings } from "~/admin/SegmentSettings";
 import { loadSettings, saveSettings, type SaveSettingsResult } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
@@ -13,7 +16,12 @@ export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  return { settings: await loadSettings(session.shop), segments: await segmentChoices(admin, session.shop) };
+  const [settings, consentCounts, segments] = await Promise.all([
+    loadSettings(session.shop),
+    shopifyConsentCounts(admin, session.shop),
+    segmentChoices(admin, session.shop),
+  ]);
+  return { settings, consentCounts, segments };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -34,7 +42,8 @@ const settingsAnswer = (result: SaveSettingsResult) =>
 const asForm = (stored: Awaited<ReturnType<typeof loadSettings>>) => ({ ...stored, abandonmentDelayMinutes: String(stored.abandonmentDelayMinutes) });
 
 export default function Settings() {
-  const { settings, segments } = useLoaderData<typeof loader>();
+  const { settings, consentCounts, segments } = useLoaderData<typeof loader>();
+  const formRef = useRef<HTMLFormElement>(null);
   const result = useActionData<typeof settingsAnswer>();
   const navigation = useNavigation();
   useToast(result);
@@ -64,7 +73,7 @@ export default function Settings() {
 
   return (
     <Page title="Settings" subtitle="How your store's data reaches your marketing account">
-      <Form method="post">
+      <Form method="post" ref={formRef}>
         <Layout>
           {blocker.state === "blocked" && (
             <Layout.Section>
@@ -91,17 +100,7 @@ export default function Settings() {
           <Layout.AnnotatedSection title="Consent" description="Who becomes a contact, and how their consent is confirmed.">
             <Card>
               <FormLayout>
-                <Select
-                  label="Email consent"
-                  name="optInMode"
-                  value={s.optInMode}
-                  onChange={set("optInMode")}
-                  error={errors.optInMode}
-                  options={[
-                    { label: "Keep Shopify's consent: subscribed at Shopify is subscribed (no confirmation email)", value: "trust_shopify" },
-                    { label: "Double opt-in: the marketing service asks Shopify subscribers to confirm by email", value: "double_opt_in" },
-                  ]}
-                />
+                <ConsentChoice value={s.optInMode} onChange={set("optInMode")} counts={consentCounts} error={errors.optInMode} />
                 <Checkbox
                   value="true"
                   label="Sync customers who have not subscribed (as inactive contacts)"
@@ -192,28 +191,14 @@ export default function Settings() {
           </Layout.AnnotatedSection>
           <SegmentSettings choices={segments} />
           <Layout.Section>
-            {/* Sticks to the bottom of the frame while the page scrolls: what is unsaved, and Save, stay in view. */}
-            <div style={{ position: "sticky", bottom: 0, zIndex: 10 }}>
-              <Box background={dirty ? "bg-surface-warning" : "bg-surface"} padding="300" borderRadius="200" shadow="200">
-                <InlineStack align="end" gap="300" blockAlign="center">
-                  {dirty ? (
-                    <Badge tone="warning">Unsaved changes</Badge>
-                  ) : (
-                    <Text as="p" variant="bodySm" tone="subdued">
-                      Changes apply to everything synced from now on.
-                    </Text>
-                  )}
-                  {dirty && (
-                    <Button onClick={() => setS(saved)} disabled={saving}>
-                      Discard changes
-                    </Button>
-                  )}
-                  <Button submit variant="primary" loading={saving}>
-                    Save
-                  </Button>
-                </InlineStack>
-              </Box>
-            </div>
+            <FormSaveBar
+              id="settings-save-bar"
+              dirty={dirty}
+              saving={saving}
+              onSave={() => formRef.current?.requestSubmit()}
+              onDiscard={() => setS(saved)}
+              idleText="Changes apply to everything synced from now on."
+            />
           </Layout.Section>
         </Layout>
       </Form>

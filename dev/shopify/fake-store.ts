@@ -332,6 +332,15 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     const o = visible("orders", shop).find((x) => x.id === v.id);
     return { order: o ? nested("orders", o, query) : null };
   }));
+  // Customer segments' member count by email-marketing state (the consent choice's numbers).
+  // Customers without an email have no email subscription status and are in no such segment.
+  admin.onGraphql("ConsentCounts", () => ({
+    customerSegmentMembers: ({ query }: { query?: string }) => {
+      const state = /email_subscription_status\s*=\s*'(\w+)'/.exec(query ?? "")?.[1];
+      const total = customers.filter((c) => (c.defaultEmailAddress as { marketingState?: string } | null)?.marketingState === state).length;
+      return { totalCount: total, edges: [], pageInfo: { hasNextPage: total > 0, hasPreviousPage: false } };
+    },
+  }));
   admin.onGraphql("LookupCustomer", byVariables((v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
   // The rest of an order's line items (a product's variants) past the first page.
   admin.onGraphql("OrderLineItems", byVariables((v, query, shop) => {

@@ -105,11 +105,27 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     await toasted("Test sent to owner@default-shop.example");
 
     // Paris is UTC+1 in January; seconds are not picked, so the time stays on the minute.
-    // A time that has passed never reads "Goes out".
-    await page.getByLabel("Send at").fill("2025-01-01T10:00");
+    // A time that has passed never reads "Goes out" (typed: the calendar offers no past day).
+    await page.getByRole("textbox", { name: "Send on" }).fill("2025-01-01");
+    await page.getByLabel("Time", { exact: true }).selectOption("10:00");
     await page.getByText("Jan 1, 2025, 10:00 AM GMT+1 (9:00 AM UTC) has passed: pick a later time.").waitFor();
     await shot("4a-schedule-past");
-    await page.getByLabel("Send at").fill("2027-01-15T09:30");
+    await page.getByRole("textbox", { name: "Send on" }).fill("");
+    // The day from Polaris' calendar: yesterday (in Paris) cannot be picked, January 15 can.
+    await page.getByRole("button", { name: "Pick the send on date" }).click();
+    const parisToday = new Date(new Date().toLocaleString("en-US", { timeZone: "Europe/Paris" }));
+    const yesterday = new Date(parisToday.getFullYear(), parisToday.getMonth(), parisToday.getDate() - 1);
+    if (yesterday.getMonth() === parisToday.getMonth()) {
+      const label = `${yesterday.toLocaleString("en-US", { month: "long" })} ${yesterday.getDate()} ${yesterday.getFullYear()}`;
+      expect(await page.locator(`button[aria-label$="${label}"]`).getAttribute("aria-disabled")).toBe("true");
+    }
+    await shot("4a-schedule-calendar");
+    for (let i = 0; i < 36 && (await page.locator('button[aria-label$="January 15 2027"]').count()) === 0; i++) {
+      await page.getByRole("button", { name: /^Show next month/ }).click();
+    }
+    await page.locator('button[aria-label$="January 15 2027"]').click();
+    expect(await page.getByRole("textbox", { name: "Send on" }).inputValue()).toBe("2027-01-15");
+    await page.getByLabel("Time", { exact: true }).selectOption("09:30");
     // One time, in the store's zone, with UTC once; who it reaches, from whom, with what subject.
     const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
     const confirmed = (await svc.people.list({ status: "confirmed", perPage: 1 })).meta.total;
@@ -143,7 +159,7 @@ describe("campaigns, templates and people in a browser", { timeout: 90_000 }, ()
     const copyId = Number(new URL(page.url()).pathname.split("/").at(-1));
     expect(h.emulator.state.campaigns.find((c) => c.id === id)).toBeUndefined();
     expect(h.emulator.state.campaigns.find((c) => c.id === copyId)).toMatchObject({ status: "draft", name: "Autumn welcome" });
-    await page.getByLabel("Send at").waitFor();
+    await page.getByRole("textbox", { name: "Send on" }).waitFor();
     await shot("6b-unscheduled-draft");
   });
 
