@@ -1,10 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useBlocker, useLoaderData, useNavigation } from "@remix-run/react";
-import { Badge, Banner, BlockStack, Box, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
+import { Badge, Banner, BlockStack, Box, Button, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { loadSettings, saveSettings } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
-import { PageError, useToast } from "~/admin/ui";
+import { PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }];
@@ -81,7 +81,7 @@ export default function Settings() {
             </Layout.Section>
           )}
           <Layout.AnnotatedSection title="Consent" description="Who becomes a contact, and how their consent is confirmed.">
-            <Card>
+            <SectionCard section={false}>
               <FormLayout>
                 <Select
                   label="Email consent"
@@ -120,10 +120,10 @@ export default function Settings() {
                   error={errors.deleteContactOnCustomerDelete}
                 />
               </FormLayout>
-            </Card>
+            </SectionCard>
           </Layout.AnnotatedSection>
           <Layout.AnnotatedSection title="Orders and carts" description="When orders count as completed and carts as abandoned.">
-            <Card>
+            <SectionCard section={false}>
               <FormLayout>
                 <Select
                   label="An order is completed when it is"
@@ -149,10 +149,10 @@ export default function Settings() {
                   helpText="How long after the last change a checkout counts as abandoned: 15 minutes to 3 days."
                 />
               </FormLayout>
-            </Card>
+            </SectionCard>
           </Layout.AnnotatedSection>
           <Layout.AnnotatedSection title="Storefront" description="Tracking on your online store.">
-            <Card>
+            <SectionCard section={false}>
               <FormLayout>
                 <Select
                   label="Tracker"
@@ -180,7 +180,7 @@ export default function Settings() {
                   helpText="Shown in your marketing account as where contacts came from."
                 />
               </FormLayout>
-            </Card>
+            </SectionCard>
           </Layout.AnnotatedSection>
           <Layout.Section>
             {/* Sticks to the bottom of the frame while the page scrolls: what is unsaved, and Save, stay in view. */}
