@@ -1,50 +1,37 @@
 import { useRevalidator, useSearchParams } from "@remix-run/react";
-import { Banner, BlockStack, Box, Button, Card, InlineStack, Layout, Pagination, Text } from "@shopify/polaris";
+import { Banner, BlockStack, Box, Button, InlineStack, Layout, Pagination, Text } from "@shopify/polaris";
 import { useEffect, useRef, type ReactNode } from "react";
 import type { ServiceProblem } from "./service-errors";
+import { SectionCard } from "./ui";
 
 /** A page of the service the shop cannot reach: not connected, or paused by a rejected key. */
 export function ServiceUnavailable({ service, what }: { service: { state: string; pauseReason: string | null }; what: string }) {
   const paused = service.state === "paused";
   return (
-    <Layout.Section>
-      <Card>
-        <BlockStack gap="300" inlineAlign="start">
-          <Text as="h2" variant="headingMd">
-            {paused ? "Sync is paused: the marketing service rejected your API key" : "Connect your email marketing account"}
-          </Text>
-          <Text as="p" tone="subdued">
-            {paused
-              ? `${service.pauseReason ? `${service.pauseReason}. ` : ""}${what} come from your marketing account; paste a valid key on the Connection page to see them again.`
-              : `${what} live in your marketing account. Connect it on the Connection page to see them here.`}
-          </Text>
-          <Button url="/app/connection" variant="primary">
-            {paused ? "Update the API key" : "Connect account"}
-          </Button>
-        </BlockStack>
-      </Card>
-    </Layout.Section>
+    <SectionCard
+      title={paused ? "Sync is paused: the marketing service rejected your API key" : "Connect your email marketing account"}
+      description={
+        paused
+          ? `${service.pauseReason ? `${service.pauseReason}. ` : ""}${what} come from your marketing account; paste a valid key on the Connection page to see them again.`
+          : `${what} live in your marketing account. Connect it on the Connection page to see them here.`
+      }
+      inlineAlign="start"
+    >
+      <Button url="/app/connection" variant="primary">
+        {paused ? "Update the API key" : "Connect account"}
+      </Button>
+    </SectionCard>
   );
 }
 
 /** The card a page shows while no marketing account is connected (also Problems and Activity: their emptiness means nothing then). */
 export function NotConnectedCard() {
   return (
-    <Layout.Section>
-      <Card>
-        <BlockStack gap="300" inlineAlign="start">
-          <Text as="h2" variant="headingMd">
-            Connect your email marketing account
-          </Text>
-          <Text as="p" tone="subdued">
-            Nothing is sent until you connect your marketing account.
-          </Text>
-          <Button url="/app/connection" variant="primary">
-            Connect account
-          </Button>
-        </BlockStack>
-      </Card>
-    </Layout.Section>
+    <SectionCard title="Connect your email marketing account" description="Nothing is sent until you connect your marketing account." inlineAlign="start">
+      <Button url="/app/connection" variant="primary">
+        Connect account
+      </Button>
+    </SectionCard>
   );
 }
 

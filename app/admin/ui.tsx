@@ -32,43 +32,98 @@ export function useToast(result: { toast?: string; error?: boolean; at?: number 
   }, [result]);
 }
 
-/** A titled card in a layout section of its own: the building block of the admin pages. */
+/**
+ * The admin's card, the building block of its pages: a heading (with a badge beside it, a subdued
+ * description under it, actions on its right), the body, then a footer. Every part is optional: an
+ * untitled card is only its body. A `flush` card holds a table edge to edge: the heading gets the
+ * padding and the body none. In a layout section of its own unless `section` is false (a grid cell,
+ * an annotated section).
+ */
 export function SectionCard({
   title,
   badge,
+  description,
+  actions,
+  footer,
+  flush = false,
   gap = "300",
+  inlineAlign,
   variant,
+  section = true,
   children,
 }: {
-  title: ReactNode;
-  /** Shown beside the title (a status badge). */
+  title?: ReactNode;
+  /** Shown beside the title (a status badge, a count). */
   badge?: ReactNode;
+  /** Under the title: text is shown subdued, anything else as it is. */
+  description?: ReactNode;
+  /** On the right of the heading (a link, a button, a note). */
+  actions?: ReactNode;
+  /** Under the body (pagination, a note under a table). */
+  footer?: ReactNode;
+  flush?: boolean;
   gap?: BlockStackProps["gap"];
+  inlineAlign?: BlockStackProps["inlineAlign"];
   variant?: "oneHalf" | "oneThird" | "fullWidth";
-  children: ReactNode;
+  section?: boolean;
+  children?: ReactNode;
 }) {
-  const heading = (
+  const heading = title ? (
     <Text as="h2" variant="headingMd">
       {title}
     </Text>
+  ) : null;
+  const titleRow = badge ? (
+    <InlineStack gap="200" blockAlign="center">
+      {heading}
+      {badge}
+    </InlineStack>
+  ) : (
+    heading
   );
-  return (
-    <Layout.Section variant={variant}>
-      <Card>
-        <BlockStack gap={gap}>
-          {badge ? (
-            <InlineStack gap="200" blockAlign="center">
-              {heading}
-              {badge}
-            </InlineStack>
-          ) : (
-            heading
+  const about =
+    typeof description === "string" ? (
+      <Text as="p" tone="subdued">
+        {description}
+      </Text>
+    ) : (
+      description
+    );
+  const withActions = (head: ReactNode) =>
+    actions ? (
+      <InlineStack align="space-between" blockAlign="center" gap="200">
+        {head}
+        {actions}
+      </InlineStack>
+    ) : (
+      head
+    );
+  const card = flush ? (
+    <Card padding="0">
+      {title && (
+        <Box padding="400">
+          {withActions(
+            <BlockStack gap="100">
+              {titleRow}
+              {about}
+            </BlockStack>,
           )}
-          {children}
-        </BlockStack>
-      </Card>
-    </Layout.Section>
+        </Box>
+      )}
+      {children}
+      {footer}
+    </Card>
+  ) : (
+    <Card>
+      <BlockStack gap={gap} inlineAlign={inlineAlign}>
+        {title && withActions(titleRow)}
+        {about}
+        {children}
+        {footer}
+      </BlockStack>
+    </Card>
   );
+  return section ? <Layout.Section variant={variant}>{card}</Layout.Section> : card;
 }
 
 /** What a list or table shows when it has nothing to show (`heading` when it stands for the page). */

@@ -23,7 +23,7 @@ import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
 import { healthView } from "~/admin/health.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
-import { PageError, SupportDetails, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
+import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
 import { shopConsentCounts } from "~/people/people.server";
 import { ConsentCounts } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
@@ -100,25 +100,17 @@ function Stat({
 function HistoryCard({ history, zone }: { history: HistoryView; zone: string }) {
   const state = historyState(history, (iso) => formatWhen(iso, zone));
   return (
-    <Layout.Section>
-      <Card>
-        <BlockStack gap="200">
-          <InlineStack gap="200" blockAlign="center" align="space-between">
-            <InlineStack gap="200" blockAlign="center">
-              <Text as="h2" variant="headingMd">
-                Store history
-              </Text>
-              <Badge tone={state.tone}>{state.label}</Badge>
-            </InlineStack>
-            <Link url="/app/connection">{state.problem && state.label === "Failed" ? "Start it again on Connection" : "Details on Connection"}</Link>
-          </InlineStack>
-          <Text as="p" tone="subdued">
-            <span data-history-state>{state.line}</span>
-          </Text>
-          {state.problem && <ImportProblem problem={state.problem} />}
-        </BlockStack>
-      </Card>
-    </Layout.Section>
+    <SectionCard
+      title="Store history"
+      badge={<Badge tone={state.tone}>{state.label}</Badge>}
+      actions={<Link url="/app/connection">{state.problem && state.label === "Failed" ? "Start it again on Connection" : "Details on Connection"}</Link>}
+      gap="200"
+    >
+      <Text as="p" tone="subdued">
+        <span data-history-state>{state.line}</span>
+      </Text>
+      {state.problem && <ImportProblem problem={state.problem} />}
+    </SectionCard>
   );
 }
 
@@ -230,63 +222,51 @@ export default function SyncHealth() {
             />
           </InlineGrid>
         </Layout.Section>
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <InlineStack align="space-between" blockAlign="center">
-                <Text as="h2" variant="headingMd">
-                  Deliveries and failures
-                </Text>
-                <Text as="p" variant="bodySm" tone="subdued">
-                  Last successful delivery: {formatWhen(view.lastDeliveredAt, view.zone)}
-                </Text>
-              </InlineStack>
-              <Tabs
-                tabs={[
-                  { id: "day", content: "Last 24 hours" },
-                  { id: "month", content: "Last 30 days" },
-                ]}
-                selected={tab}
-                onSelect={setTab}
-              />
-              <HealthChart points={tab === 0 ? view.history.day : view.history.month} range={tab === 0 ? "24h" : "30d"} timeZone={view.zone} />
-            </BlockStack>
-          </Card>
-        </Layout.Section>
-        <Layout.Section>
-          <Card padding="0">
+        <SectionCard
+          title="Deliveries and failures"
+          actions={
+            <Text as="p" variant="bodySm" tone="subdued">
+              Last successful delivery: {formatWhen(view.lastDeliveredAt, view.zone)}
+            </Text>
+          }
+        >
+          <Tabs
+            tabs={[
+              { id: "day", content: "Last 24 hours" },
+              { id: "month", content: "Last 30 days" },
+            ]}
+            selected={tab}
+            onSelect={setTab}
+          />
+          <HealthChart points={tab === 0 ? view.history.day : view.history.month} range={tab === 0 ? "24h" : "30d"} timeZone={view.zone} />
+        </SectionCard>
+        <SectionCard title="By type" flush>
+          {rows.length ? (
+            <DataTable
+              columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
+              headings={["Type", "Received", "Sent", "Skipped", "Out of date", "Could not be used", "Failed attempts", "Could not be delivered", "Waiting"]}
+              rows={rows}
+              totals={[
+                "",
+                ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.unusable, totals.failed, view.openDead, totals.queued].map(formatNumber),
+              ]}
+              showTotalsInFooter
+              footerContent={
+                <span data-columns-help>
+                  Received: changes your store sent. Sent: updates sent to your marketing account (one change can send several). Skipped:
+                  changes with nothing to send. Out of date: skipped ones Shopify delivered after a newer version of the same thing.
+                  Could not be delivered: changes waiting on the Problems page to be replayed or discarded.
+                </span>
+              }
+            />
+          ) : (
             <Box padding="400">
-              <Text as="h2" variant="headingMd">
-                By type
+              <Text as="p" tone="subdued">
+                Nothing received yet. Changes appear here as soon as your store sends them.
               </Text>
             </Box>
-            {rows.length ? (
-              <DataTable
-                columnContentTypes={["text", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric", "numeric"]}
-                headings={["Type", "Received", "Sent", "Skipped", "Out of date", "Could not be used", "Failed attempts", "Could not be delivered", "Waiting"]}
-                rows={rows}
-                totals={[
-                  "",
-                  ...[totals.received, totals.delivered, totals.skipped, totals.stale, totals.unusable, totals.failed, view.openDead, totals.queued].map(formatNumber),
-                ]}
-                showTotalsInFooter
-                footerContent={
-                  <span data-columns-help>
-                    Received: changes your store sent. Sent: updates sent to your marketing account (one change can send several). Skipped:
-                    changes with nothing to send. Out of date: skipped ones Shopify delivered after a newer version of the same thing.
-                    Could not be delivered: changes waiting on the Problems page to be replayed or discarded.
-                  </span>
-                }
-              />
-            ) : (
-              <Box padding="400">
-                <Text as="p" tone="subdued">
-                  Nothing received yet. Changes appear here as soon as your store sends them.
-                </Text>
-              </Box>
-            )}
-          </Card>
-        </Layout.Section>
+          )}
+        </SectionCard>
         <Layout.Section>
           <InlineStack gap="200">
             <Button url="/app/activity">View activity</Button>

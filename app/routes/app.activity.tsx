@@ -1,11 +1,11 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData, useSearchParams } from "@remix-run/react";
-import { Badge, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
+import { Badge, Box, Button, IndexTable, InlineStack, Layout, Page, Text } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
 import { NotConnectedCard } from "~/admin/ServiceUi";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { recentActivity } from "~/admin/activity.server";
-import { EmptyState, PageError, formatWhen } from "~/admin/ui";
+import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
@@ -45,60 +45,62 @@ export default function Activity() {
         <Layout.Section>
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
-        <Layout.Section>
-          <Card padding="0">
-            {entries.length === 0 ? (
-              // Not connected, "No activity yet" would promise activity to come: the card above says why there is none.
-              <EmptyState
-                heading
-                title={params.get("q") ? "Nothing matches your search" : notConnected ? "Nothing sent" : "No activity yet"}
-                hint={
-                  params.get("q")
-                    ? "Try another customer email or order name."
-                    : notConnected
-                      ? "Changes in your store appear here once your marketing account is connected."
-                      : "Changes in your store appear here as they are sent."
-                }
-              />
-            ) : (
-              <IndexTable
-                resourceName={{ singular: "delivery", plural: "deliveries" }}
-                itemCount={entries.length}
-                selectable={false}
-                headings={[{ title: "When" }, { title: "Object" }, { title: "What was sent" }, { title: "Customer" }, { title: "Outcome" }]}
-              >
-                {entries.map((e, i) => {
-                  const st = STATUS[e.status] ?? { label: e.status };
-                  return (
-                    <IndexTable.Row id={e.id} key={e.id} position={i}>
-                      <IndexTable.Cell>{formatWhen(e.at, zone)}</IndexTable.Cell>
-                      <IndexTable.Cell>{e.orderName ? `Order ${e.orderName}` : e.object}</IndexTable.Cell>
-                      <IndexTable.Cell>{e.what}</IndexTable.Cell>
-                      <IndexTable.Cell>{e.customer ?? "—"}</IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <InlineStack gap="100" blockAlign="center" wrap={false}>
-                          <Badge tone={st.tone}>{st.label}</Badge>
-                          {e.attempts > 1 && (
-                            <Text as="span" variant="bodySm" tone="subdued">
-                              {`${e.attempts} attempts`}
-                            </Text>
-                          )}
-                        </InlineStack>
-                      </IndexTable.Cell>
-                    </IndexTable.Row>
-                  );
-                })}
-              </IndexTable>
-            )}
-            {nextBefore && (
+        <SectionCard
+          flush
+          footer={
+            nextBefore && (
               <Box padding="400">
                 <InlineStack align="center">
                   <Button url={`/app/activity?${new URLSearchParams({ ...(search ? { q: search } : {}), before: nextBefore })}`}>Older</Button>
                 </InlineStack>
               </Box>
-            )}
-          </Card>
-        </Layout.Section>
+            )
+          }
+        >
+          {entries.length === 0 ? (
+            // Not connected, "No activity yet" would promise activity to come: the card above says why there is none.
+            <EmptyState
+              heading
+              title={params.get("q") ? "Nothing matches your search" : notConnected ? "Nothing sent" : "No activity yet"}
+              hint={
+                params.get("q")
+                  ? "Try another customer email or order name."
+                  : notConnected
+                    ? "Changes in your store appear here once your marketing account is connected."
+                    : "Changes in your store appear here as they are sent."
+              }
+            />
+          ) : (
+            <IndexTable
+              resourceName={{ singular: "delivery", plural: "deliveries" }}
+              itemCount={entries.length}
+              selectable={false}
+              headings={[{ title: "When" }, { title: "Object" }, { title: "What was sent" }, { title: "Customer" }, { title: "Outcome" }]}
+            >
+              {entries.map((e, i) => {
+                const st = STATUS[e.status] ?? { label: e.status };
+                return (
+                  <IndexTable.Row id={e.id} key={e.id} position={i}>
+                    <IndexTable.Cell>{formatWhen(e.at, zone)}</IndexTable.Cell>
+                    <IndexTable.Cell>{e.orderName ? `Order ${e.orderName}` : e.object}</IndexTable.Cell>
+                    <IndexTable.Cell>{e.what}</IndexTable.Cell>
+                    <IndexTable.Cell>{e.customer ?? "—"}</IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <InlineStack gap="100" blockAlign="center" wrap={false}>
+                        <Badge tone={st.tone}>{st.label}</Badge>
+                        {e.attempts > 1 && (
+                          <Text as="span" variant="bodySm" tone="subdued">
+                            {`${e.attempts} attempts`}
+                          </Text>
+                        )}
+                      </InlineStack>
+                    </IndexTable.Cell>
+                  </IndexTable.Row>
+                );
+              })}
+            </IndexTable>
+          )}
+        </SectionCard>
       </Layout>
     </Page>
   );

@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
-import { BlockStack, Button, Card, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
+import { BlockStack, Button, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { ConfirmAction } from "~/admin/ConfirmAction";
 import { ScheduleField } from "~/admin/ScheduleField";
@@ -167,28 +167,24 @@ function CampaignScreen() {
             </ProblemBanner>
           </Layout.Section>
         )}
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="200">
-              <InlineStack gap="400" blockAlign="center" wrap>
-                {c.editorUrl && <HandOffLink url={c.editorUrl}>Open in the email editor ↗</HandOffLink>}
-                {c.dashboardUrl && <HandOffLink url={c.dashboardUrl}>Open in your marketing dashboard ↗</HandOffLink>}
-              </InlineStack>
-              <List type="bullet">
-                <List.Item>Created {formatWhen(c.createdAt, zone)}</List.Item>
-                <List.Item>{c.builderReviewed ? "Reviewed in the email editor" : "Not yet reviewed in the email editor"}</List.Item>
-                {c.scheduledAt && c.scheduled && (
-                  <List.Item>
-                    <span data-scheduled>
-                      {c.status === "scheduled" && !scheduledPast ? "Goes out" : "Was due"} {scheduleText(c.scheduledAt, zone)}
-                    </span>
-                  </List.Item>
-                )}
-                {c.sentAt && <List.Item>Sent {formatWhen(c.sentAt, zone)}</List.Item>}
-              </List>
-            </BlockStack>
-          </Card>
-        </Layout.Section>
+        <SectionCard gap="200">
+          <InlineStack gap="400" blockAlign="center" wrap>
+            {c.editorUrl && <HandOffLink url={c.editorUrl}>Open in the email editor ↗</HandOffLink>}
+            {c.dashboardUrl && <HandOffLink url={c.dashboardUrl}>Open in your marketing dashboard ↗</HandOffLink>}
+          </InlineStack>
+          <List type="bullet">
+            <List.Item>Created {formatWhen(c.createdAt, zone)}</List.Item>
+            <List.Item>{c.builderReviewed ? "Reviewed in the email editor" : "Not yet reviewed in the email editor"}</List.Item>
+            {c.scheduledAt && c.scheduled && (
+              <List.Item>
+                <span data-scheduled>
+                  {c.status === "scheduled" && !scheduledPast ? "Goes out" : "Was due"} {scheduleText(c.scheduledAt, zone)}
+                </span>
+              </List.Item>
+            )}
+            {c.sentAt && <List.Item>Sent {formatWhen(c.sentAt, zone)}</List.Item>}
+          </List>
+        </SectionCard>
 
         <SectionCard title="Details">
           {draft ? (
@@ -229,13 +225,10 @@ function CampaignScreen() {
 
         <Layout.Section>
           <InlineGrid columns={{ xs: 1, md: 2 }} gap="400">
-            <Card>
+            <SectionCard title="Send a test" section={false}>
               <Form method="post">
                 <input type="hidden" name="intent" value="test-send" />
                 <BlockStack gap="300">
-                  <Text as="h2" variant="headingMd">
-                    Send a test
-                  </Text>
                   <TextField
                     label="Test recipients"
                     name="recipients"
@@ -253,15 +246,12 @@ function CampaignScreen() {
                   </InlineStack>
                 </BlockStack>
               </Form>
-            </Card>
+            </SectionCard>
             {draft && (
-              <Card>
+              <SectionCard title="Schedule" section={false}>
                 <Form method="post">
                   <Hidden fields={{ intent: "schedule", zone, ...withDetails }} />
                   <BlockStack gap="300">
-                    <Text as="h2" variant="headingMd">
-                      Schedule
-                    </Text>
                     <input type="hidden" name="scheduledAt" value={scheduledAt} />
                     <ScheduleField value={scheduledAt} onChange={setScheduledAt} zone={zone} error={fieldError("scheduledAt") ?? fieldError("zone")} />
                     {preview && (
@@ -284,7 +274,7 @@ function CampaignScreen() {
                     </InlineStack>
                   </BlockStack>
                 </Form>
-              </Card>
+              </SectionCard>
             )}
           </InlineGrid>
         </Layout.Section>

@@ -3,7 +3,6 @@ import { Form, useActionData, useLoaderData, useNavigate, useNavigation, useSear
 import {
   Box,
   Button,
-  Card,
   FormLayout,
   IndexTable,
   InlineStack,
@@ -18,7 +17,7 @@ import {
 import { useEffect, useState } from "react";
 import { LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { CAMPAIGN_TABS, StatusBadge } from "~/campaigns/ui";
-import { EmptyState, PageError, useToast } from "~/admin/ui";
+import { EmptyState, PageError, SectionCard, useToast } from "~/admin/ui";
 import { campaignsPage, createCampaign } from "~/campaigns/campaigns.server";
 import { serviceAccess } from "~/admin/service-access.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
@@ -113,105 +112,100 @@ export default function Campaigns() {
               </Layout.Section>
             )}
             {creating && (
-              <Layout.Section>
-                <Card>
-                  <Form method="post">
-                    <input type="hidden" name="intent" value="create" />
-                    <FormLayout>
-                      <TextField
-                        label="Campaign name"
-                        name="name"
-                        value={name}
-                        onChange={setName}
-                        autoComplete="off"
-                        error={result && !result.ok ? result.problem.fields?.name : undefined}
-                        helpText="A blank draft. To start from a design, pick a template instead."
-                      />
-                      <InlineStack gap="200" align="end">
-                        <Button onClick={() => setCreating(false)}>Cancel</Button>
-                        <Button submit variant="primary" loading={navigation.state === "submitting"}>
-                          Create draft
-                        </Button>
-                      </InlineStack>
-                    </FormLayout>
-                  </Form>
-                </Card>
-              </Layout.Section>
+              <SectionCard>
+                <Form method="post">
+                  <input type="hidden" name="intent" value="create" />
+                  <FormLayout>
+                    <TextField
+                      label="Campaign name"
+                      name="name"
+                      value={name}
+                      onChange={setName}
+                      autoComplete="off"
+                      error={result && !result.ok ? result.problem.fields?.name : undefined}
+                      helpText="A blank draft. To start from a design, pick a template instead."
+                    />
+                    <InlineStack gap="200" align="end">
+                      <Button onClick={() => setCreating(false)}>Cancel</Button>
+                      <Button submit variant="primary" loading={navigation.state === "submitting"}>
+                        Create draft
+                      </Button>
+                    </InlineStack>
+                  </FormLayout>
+                </Form>
+              </SectionCard>
             )}
             {/* The list could not be read: no table, no empty state, only the reason and a retry. */}
             {data.problem ? (
               <LoadFailed problem={data.problem} />
             ) : (
-              <Layout.Section>
-                <Card padding="0">
-                  <Tabs
-                    tabs={CAMPAIGN_TABS.map((t) => ({ id: t, content: TAB_LABEL[t] }))}
-                    selected={tab < 0 ? 0 : tab}
-                    onSelect={(i) => setParam({ status: CAMPAIGN_TABS[i] })}
-                  />
-                  <Box padding="300">
-                    <InlineStack align="end">
-                      <div style={{ minWidth: 220 }}>
-                        <Select
-                          label="Sort"
-                          labelInline
-                          options={SORTS}
-                          value={sortValue}
-                          onChange={(v) => {
-                            const [sort, order] = v.split(":");
-                            setParam({ sort: sort || undefined, order: order || undefined });
-                          }}
-                        />
-                      </div>
-                    </InlineStack>
-                  </Box>
-                  <IndexTable
-                    resourceName={{ singular: "campaign", plural: "campaigns" }}
-                    itemCount={data.campaigns.length}
-                    selectable={false}
-                    emptyState={
-                      <EmptyState
-                        title={EMPTY_TITLE[data.query.status]}
-                        hint="Create a campaign, or start from one of your templates."
+              <SectionCard flush footer={<PageNav page={data.page} />}>
+                <Tabs
+                  tabs={CAMPAIGN_TABS.map((t) => ({ id: t, content: TAB_LABEL[t] }))}
+                  selected={tab < 0 ? 0 : tab}
+                  onSelect={(i) => setParam({ status: CAMPAIGN_TABS[i] })}
+                />
+                <Box padding="300">
+                  <InlineStack align="end">
+                    <div style={{ minWidth: 220 }}>
+                      <Select
+                        label="Sort"
+                        labelInline
+                        options={SORTS}
+                        value={sortValue}
+                        onChange={(v) => {
+                          const [sort, order] = v.split(":");
+                          setParam({ sort: sort || undefined, order: order || undefined });
+                        }}
                       />
-                    }
-                    headings={[
-                      { title: "Name" },
-                      { title: "Status" },
-                      { title: "Created" },
-                      { title: "Scheduled / sent" },
-                    ]}
-                  >
-                    {data.campaigns.map((c, i) => (
-                      <IndexTable.Row id={String(c.id)} key={c.id} position={i}>
-                        <IndexTable.Cell>
-                          <Link url={`/app/campaigns/${c.id}`} monochrome removeUnderline dataPrimaryLink>
-                            <Text as="span" fontWeight="semibold">
-                              {c.name}
-                            </Text>
-                          </Link>
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>
-                          <StatusBadge status={c.status} />
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>{c.times.created ?? "—"}</IndexTable.Cell>
-                        <IndexTable.Cell>
-                          {c.times.sent
-                            ? `Sent ${c.times.sent}`
-                            : c.times.scheduled
-                            ? `${
-                                c.status === "scheduled" && Date.parse(c.scheduledAt ?? "") > Date.now()
-                                  ? "Goes out"
-                                  : "Was due"
-                              } ${c.times.scheduled}`
-                            : "—"}
-                        </IndexTable.Cell>
-                      </IndexTable.Row>
-                    ))}
-                  </IndexTable>
-                  <PageNav page={data.page} />
-                </Card>
-              </Layout.Section>
+                    </div>
+                  </InlineStack>
+                </Box>
+                <IndexTable
+                  resourceName={{ singular: "campaign", plural: "campaigns" }}
+                  itemCount={data.campaigns.length}
+                  selectable={false}
+                  emptyState={
+                    <EmptyState
+                      title={EMPTY_TITLE[data.query.status]}
+                      hint="Create a campaign, or start from one of your templates."
+                    />
+                  }
+                  headings={[
+                    { title: "Name" },
+                    { title: "Status" },
+                    { title: "Created" },
+                    { title: "Scheduled / sent" },
+                  ]}
+                >
+                  {data.campaigns.map((c, i) => (
+                    <IndexTable.Row id={String(c.id)} key={c.id} position={i}>
+                      <IndexTable.Cell>
+                        <Link url={`/app/campaigns/${c.id}`} monochrome removeUnderline dataPrimaryLink>
+                          <Text as="span" fontWeight="semibold">
+                            {c.name}
+                          </Text>
+                        </Link>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <StatusBadge status={c.status} />
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>{c.times.created ?? "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        {c.times.sent
+                          ? `Sent ${c.times.sent}`
+                          : c.times.scheduled
+                          ? `${
+                              c.status === "scheduled" && Date.parse(c.scheduledAt ?? "") > Date.now()
+                                ? "Goes out"
+                                : "Was due"
+                            } ${c.times.scheduled}`
+                          : "—"}
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+                </IndexTable>
+              </SectionCard>
             )}
           </>
         )}

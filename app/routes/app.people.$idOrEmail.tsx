@@ -1,6 +1,6 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
-import { Button, Card, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
+import { Button, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { DateField } from "~/admin/DateField";
 import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
@@ -90,27 +90,24 @@ export default function PersonPage() {
             {data.problem && !Object.keys(errors).length ? (
               <LoadFailed problem={data.problem} />
             ) : (
-              <Layout.Section>
-                <Card padding="0">
-                  {data.events.length ? (
-                    <DataTable
-                      columnContentTypes={["text", "text", "text"]}
-                      headings={["When", "Event", "Details"]}
-                      rows={data.events.map((e) => [
-                        formatWhen(e.at, data.zone),
-                        e.label,
-                        // The stored data stays one hover away for support.
-                        <div key={e.at + e.event} title={e.properties} style={{ whiteSpace: "normal", maxWidth: 560, wordBreak: "break-word" }}>
-                          {e.summary}
-                        </div>,
-                      ])}
-                    />
-                  ) : (
-                    <EmptyState title={FILTERS.some((k) => filters[k]) ? "No events match these filters" : "No events recorded for this person yet"} />
-                  )}
-                  <PageNav page={data.page} />
-                </Card>
-              </Layout.Section>
+              <SectionCard flush footer={<PageNav page={data.page} />}>
+                {data.events.length ? (
+                  <DataTable
+                    columnContentTypes={["text", "text", "text"]}
+                    headings={["When", "Event", "Details"]}
+                    rows={data.events.map((e) => [
+                      formatWhen(e.at, data.zone),
+                      e.label,
+                      // The stored data stays one hover away for support.
+                      <div key={e.at + e.event} title={e.properties} style={{ whiteSpace: "normal", maxWidth: 560, wordBreak: "break-word" }}>
+                        {e.summary}
+                      </div>,
+                    ])}
+                  />
+                ) : (
+                  <EmptyState title={FILTERS.some((k) => filters[k]) ? "No events match these filters" : "No events recorded for this person yet"} />
+                )}
+              </SectionCard>
             )}
           </>
         )}

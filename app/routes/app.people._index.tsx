@@ -2,7 +2,6 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation } from "@remix-run/react";
 import {
   Button,
-  Card,
   FormLayout,
   IndexTable,
   InlineStack,
@@ -15,7 +14,7 @@ import {
 } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { LoadFailed, PageNav, ServiceUnavailable } from "~/admin/ServiceUi";
-import { EmptyState, PageError, formatWhen } from "~/admin/ui";
+import { EmptyState, PageError, SectionCard, formatWhen } from "~/admin/ui";
 import { peoplePage } from "~/people/people.server";
 import { ConsentCounts, PersonStatus, STATUS_FILTERS } from "~/people/ui";
 import { storeTimeZone } from "~/admin/store-zone.server";
@@ -66,104 +65,99 @@ export default function People() {
         ) : (
           <>
             {data.consent && <ConsentCounts counts={data.consent} />}
-            <Layout.Section>
-              <Card>
-                <Form method="get">
-                  <FormLayout>
-                    <FormLayout.Group>
-                      {field("q", "Name or email", "A first name, a last name, both, or part of an email address")}
-                      <Select
-                        label="Status"
-                        name="status"
-                        options={STATUS_FILTERS}
-                        value={form.status ?? ""}
-                        onChange={set("status")}
-                        error={errors.status}
-                      />
-                    </FormLayout.Group>
-                    <FormLayout.Group>
-                      {field("tags", "With any of these tags", "Comma-separated")}
-                      {field("notTags", "Without these tags", "Comma-separated")}
-                    </FormLayout.Group>
-                    <FormLayout.Group>
-                      {field(
-                        "segments",
-                        "In segments",
-                        "The segment numbers your marketing account shows, for example 12, 15"
-                      )}
-                      {field(
-                        "notSegments",
-                        "Not in segments",
-                        "The segment numbers your marketing account shows, for example 12, 15"
-                      )}
-                    </FormLayout.Group>
-                    <FormLayout.Group>
-                      <Select
-                        label="Contact detail"
-                        name="field"
-                        options={FIELD_FILTERS}
-                        value={form.field ?? ""}
-                        onChange={set("field")}
-                        error={errors.field}
-                      />
-                      {field("value", "Is exactly", "For example Ada")}
-                    </FormLayout.Group>
-                    <InlineStack gap="200" align="end">
-                      <Button url="/app/people">Clear</Button>
-                      <Button submit variant="primary" loading={navigation.state === "loading"}>
-                        Search
-                      </Button>
-                    </InlineStack>
-                  </FormLayout>
-                </Form>
-              </Card>
-            </Layout.Section>
+            <SectionCard>
+              <Form method="get">
+                <FormLayout>
+                  <FormLayout.Group>
+                    {field("q", "Name or email", "A first name, a last name, both, or part of an email address")}
+                    <Select
+                      label="Status"
+                      name="status"
+                      options={STATUS_FILTERS}
+                      value={form.status ?? ""}
+                      onChange={set("status")}
+                      error={errors.status}
+                    />
+                  </FormLayout.Group>
+                  <FormLayout.Group>
+                    {field("tags", "With any of these tags", "Comma-separated")}
+                    {field("notTags", "Without these tags", "Comma-separated")}
+                  </FormLayout.Group>
+                  <FormLayout.Group>
+                    {field(
+                      "segments",
+                      "In segments",
+                      "The segment numbers your marketing account shows, for example 12, 15"
+                    )}
+                    {field(
+                      "notSegments",
+                      "Not in segments",
+                      "The segment numbers your marketing account shows, for example 12, 15"
+                    )}
+                  </FormLayout.Group>
+                  <FormLayout.Group>
+                    <Select
+                      label="Contact detail"
+                      name="field"
+                      options={FIELD_FILTERS}
+                      value={form.field ?? ""}
+                      onChange={set("field")}
+                      error={errors.field}
+                    />
+                    {field("value", "Is exactly", "For example Ada")}
+                  </FormLayout.Group>
+                  <InlineStack gap="200" align="end">
+                    <Button url="/app/people">Clear</Button>
+                    <Button submit variant="primary" loading={navigation.state === "loading"}>
+                      Search
+                    </Button>
+                  </InlineStack>
+                </FormLayout>
+              </Form>
+            </SectionCard>
             {/* The list could not be read: no table, no "nobody matches", only the reason and a retry. */}
             {data.problem ? (
               <LoadFailed problem={data.problem} />
             ) : (
-              <Layout.Section>
-                <Card padding="0">
-                  <IndexTable
-                    resourceName={{ singular: "person", plural: "people" }}
-                    itemCount={data.people.length}
-                    selectable={false}
-                    emptyState={
-                      <EmptyState
-                        title={
-                          Object.keys(errors).length
-                            ? "Fix the highlighted filters to search"
-                            : "Nobody matches these filters"
-                        }
-                      />
-                    }
-                    headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
-                  >
-                    {data.people.map((p, i) => (
-                      <IndexTable.Row id={String(p.id)} key={p.id} position={i}>
-                        <IndexTable.Cell>
-                          <Link
-                            url={`/app/people/${encodeURIComponent(p.email)}`}
-                            monochrome
-                            removeUnderline
-                            dataPrimaryLink
-                          >
-                            <Text as="span" fontWeight="semibold">
-                              {p.email}
-                            </Text>
-                          </Link>
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>
-                          <PersonStatus status={p.status} details={p.statusDetails} />
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
-                        <IndexTable.Cell>{formatWhen(p.createdAt, data.zone)}</IndexTable.Cell>
-                      </IndexTable.Row>
-                    ))}
-                  </IndexTable>
-                  <PageNav page={data.page} />
-                </Card>
-              </Layout.Section>
+              <SectionCard flush footer={<PageNav page={data.page} />}>
+                <IndexTable
+                  resourceName={{ singular: "person", plural: "people" }}
+                  itemCount={data.people.length}
+                  selectable={false}
+                  emptyState={
+                    <EmptyState
+                      title={
+                        Object.keys(errors).length
+                          ? "Fix the highlighted filters to search"
+                          : "Nobody matches these filters"
+                      }
+                    />
+                  }
+                  headings={[{ title: "Email" }, { title: "Status" }, { title: "Tags" }, { title: "Added" }]}
+                >
+                  {data.people.map((p, i) => (
+                    <IndexTable.Row id={String(p.id)} key={p.id} position={i}>
+                      <IndexTable.Cell>
+                        <Link
+                          url={`/app/people/${encodeURIComponent(p.email)}`}
+                          monochrome
+                          removeUnderline
+                          dataPrimaryLink
+                        >
+                          <Text as="span" fontWeight="semibold">
+                            {p.email}
+                          </Text>
+                        </Link>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <PersonStatus status={p.status} details={p.statusDetails} />
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>{p.tags.join(", ") || "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>{formatWhen(p.createdAt, data.zone)}</IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+                </IndexTable>
+              </SectionCard>
             )}
           </>
         )}

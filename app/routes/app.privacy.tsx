@@ -1,12 +1,12 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData } from "@remix-run/react";
-import { Banner, BlockStack, Box, Button, Card, IndexTable, Layout, Page, Text } from "@shopify/polaris";
+import { Banner, Box, Button, IndexTable, Layout, Page, Text } from "@shopify/polaris";
 import { z } from "zod";
 import { useState } from "react";
 import { dataRequestRows } from "~/admin/privacy-requests.server";
 import { loadSettings, savePrivacyChoice } from "~/admin/settings.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
-import { SupportDetails, formatWhen } from "~/admin/ui";
+import { SectionCard, SupportDetails, formatWhen } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 
 // Customer data requests (customers/data_request); each export is downloaded from
@@ -52,72 +52,63 @@ export default function Privacy() {
             </Banner>
           </Layout.Section>
         )}
-        <Layout.Section>
-          <Card>
-            <BlockStack gap="200" inlineAlign="start">
-              <Text as="h2" variant="headingMd">
-                Erasure requests
-              </Text>
-              <Text as="p">
-                <span data-erasure-choice={eraseContactOnRedact ? "delete" : "keep"} />
-                {eraseContactOnRedact
-                  ? "When a customer asks to be erased, Marketing Sync deletes what it stores about them and deletes their contact in your marketing account."
-                  : "When a customer asks to be erased, Marketing Sync deletes what it stores about them but keeps their contact in your marketing account: erasing it there is then up to you."}
-              </Text>
-              <Form method="post">
-                <input type="hidden" name="eraseContactOnRedact" value={eraseContactOnRedact ? "false" : "true"} />
-                <Button submit>{eraseContactOnRedact ? "Keep the contact instead" : "Delete the contact too (recommended)"}</Button>
-              </Form>
-            </BlockStack>
-          </Card>
-        </Layout.Section>
-        <Layout.Section>
-          <Card padding="0">
-            <Box padding="400">
-              <Text as="p" variant="bodyMd">
-                Shopify forwards your customers&apos; data requests for {shop} here. Download what Marketing Sync stores about the
-                customer named in the row and send it to that customer&apos;s email address. Requests to erase a customer&apos;s data are handled automatically.
+        <SectionCard title="Erasure requests" gap="200" inlineAlign="start">
+          <Text as="p">
+            <span data-erasure-choice={eraseContactOnRedact ? "delete" : "keep"} />
+            {eraseContactOnRedact
+              ? "When a customer asks to be erased, Marketing Sync deletes what it stores about them and deletes their contact in your marketing account."
+              : "When a customer asks to be erased, Marketing Sync deletes what it stores about them but keeps their contact in your marketing account: erasing it there is then up to you."}
+          </Text>
+          <Form method="post">
+            <input type="hidden" name="eraseContactOnRedact" value={eraseContactOnRedact ? "false" : "true"} />
+            <Button submit>{eraseContactOnRedact ? "Keep the contact instead" : "Delete the contact too (recommended)"}</Button>
+          </Form>
+        </SectionCard>
+        <SectionCard flush>
+          <Box padding="400">
+            <Text as="p" variant="bodyMd">
+              Shopify forwards your customers&apos; data requests for {shop} here. Download what Marketing Sync stores about the
+              customer named in the row and send it to that customer&apos;s email address. Requests to erase a customer&apos;s data are handled automatically.
+            </Text>
+          </Box>
+          {requests.length === 0 ? (
+            <Box padding="400" paddingBlockStart="0">
+              <Text as="p" tone="subdued">
+                No data requests yet.
               </Text>
             </Box>
-            {requests.length === 0 ? (
-              <Box padding="400" paddingBlockStart="0">
-                <Text as="p" tone="subdued">
-                  No data requests yet.
-                </Text>
-              </Box>
-            ) : (
-              // Cells that wrap: the table fits the page, with no sideways scrolling.
-              <IndexTable
-                resourceName={{ singular: "data request", plural: "data requests" }}
-                itemCount={requests.length}
-                selectable={false}
-                headings={[{ title: "Received" }, { title: "Customer" }, { title: "Status" }, { title: "Export" }]}
-              >
-                {requests.map((r, i) => (
-                  <IndexTable.Row id={r.id} key={r.id} position={i}>
-                    <IndexTable.Cell>{formatWhen(r.receivedAt, zone)}</IndexTable.Cell>
-                    <IndexTable.Cell>
-                      <div style={{ whiteSpace: "normal" }}>
-                        {r.customerEmail ? `${r.customerEmail} (customer ${r.customerId})` : r.customerId ? `Customer ${r.customerId}` : "—"}
-                      </div>
-                    </IndexTable.Cell>
-                    <IndexTable.Cell>
-                      <div style={{ whiteSpace: "normal", maxWidth: 320 }}>
-                        {r.status}
-                        {r.detail && <SupportDetails>{r.detail}</SupportDetails>}
-                      </div>
-                    </IndexTable.Cell>
-                    <IndexTable.Cell>
-                      <Button loading={busy === r.id} onClick={() => onDownload(r.id, r.customerId)}>
-                        Download JSON
-                      </Button>
-                    </IndexTable.Cell>
-                  </IndexTable.Row>
-                ))}
-              </IndexTable>
-            )}
-          </Card>
-        </Layout.Section>
+          ) : (
+            // Cells that wrap: the table fits the page, with no sideways scrolling.
+            <IndexTable
+              resourceName={{ singular: "data request", plural: "data requests" }}
+              itemCount={requests.length}
+              selectable={false}
+              headings={[{ title: "Received" }, { title: "Customer" }, { title: "Status" }, { title: "Export" }]}
+            >
+              {requests.map((r, i) => (
+                <IndexTable.Row id={r.id} key={r.id} position={i}>
+                  <IndexTable.Cell>{formatWhen(r.receivedAt, zone)}</IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <div style={{ whiteSpace: "normal" }}>
+                      {r.customerEmail ? `${r.customerEmail} (customer ${r.customerId})` : r.customerId ? `Customer ${r.customerId}` : "—"}
+                    </div>
+                  </IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <div style={{ whiteSpace: "normal", maxWidth: 320 }}>
+                      {r.status}
+                      {r.detail && <SupportDetails>{r.detail}</SupportDetails>}
+                    </div>
+                  </IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <Button loading={busy === r.id} onClick={() => onDownload(r.id, r.customerId)}>
+                      Download JSON
+                    </Button>
+                  </IndexTable.Cell>
+                </IndexTable.Row>
+              ))}
+            </IndexTable>
+          )}
+        </SectionCard>
       </Layout>
     </Page>
   );

@@ -1,12 +1,11 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { useEffect, useState, type ReactNode } from "react";
+import { useEffect, useState } from "react";
 import { Form, useActionData, useLoaderData, useNavigation, useRevalidator, useSearchParams } from "@remix-run/react";
 import {
   Badge,
   BlockStack,
   Box,
   Button,
-  Card,
   IndexTable,
   InlineStack,
   Layout,
@@ -20,7 +19,7 @@ import { failureText, topicLabel, unusableText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listReplayed, listRetrying, listUnprocessed, type ReplayOutcome } from "~/admin/problems.server";
-import { EmptyState, PageError, SupportDetails, formatWhen, useToast } from "~/admin/ui";
+import { EmptyState, PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
@@ -163,40 +162,6 @@ function failureHeadings(...after: IndexTableProps["headings"][number][]): Index
   ];
 }
 
-/** A titled card around a table: heading (and a count badge), a line of explanation, then the table. */
-function TableCard({
-  title,
-  badge,
-  hint,
-  children,
-}: {
-  title: string;
-  badge?: ReactNode;
-  hint: string;
-  children: ReactNode;
-}) {
-  return (
-    <Layout.Section>
-      <Card padding="0">
-        <Box padding="400">
-          <BlockStack gap="100">
-            <InlineStack gap="200" blockAlign="center">
-              <Text as="h2" variant="headingMd">
-                {title}
-              </Text>
-              {badge}
-            </InlineStack>
-            <Text as="p" tone="subdued">
-              {hint}
-            </Text>
-          </BlockStack>
-        </Box>
-        {children}
-      </Card>
-    </Layout.Section>
-  );
-}
-
 export default function Problems() {
   const { groups, causes, retrying, unprocessed, replayed, search, zone, notConnected } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
@@ -222,7 +187,7 @@ export default function Problems() {
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
         </Layout.Section>
         {replayed.length > 0 && (
-          <TableCard title="Replayed in the last hour" hint="What became of the changes you replayed. This list updates by itself while one is being sent.">
+          <SectionCard flush title="Replayed in the last hour" description="What became of the changes you replayed. This list updates by itself while one is being sent.">
             <IndexTable
               resourceName={{ singular: "change", plural: "changes" }}
               itemCount={replayed.length}
@@ -243,12 +208,13 @@ export default function Problems() {
                 </IndexTable.Row>
               ))}
             </IndexTable>
-          </TableCard>
+          </SectionCard>
         )}
         {retrying.length > 0 && (
-          <TableCard
+          <SectionCard
+            flush
             title="Being retried automatically"
-            hint="These failed recently and are retried for up to 24 hours; nothing to do unless they end up below."
+            description="These failed recently and are retried for up to 24 hours; nothing to do unless they end up below."
           >
             <IndexTable
               resourceName={{ singular: "failure", plural: "failures" }}
@@ -265,84 +231,78 @@ export default function Problems() {
                   </IndexTable.Row>
                 ))}
             </IndexTable>
-          </TableCard>
+          </SectionCard>
         )}
         {/* Not connected, "No problems" would reassure about nothing: the card above says why there are none. */}
         {total === 0 && (unprocessed.count > 0 || (notConnected && !params.get("q"))) ? null : total === 0 ? (
-          <Layout.Section>
-            <Card>
-              <EmptyState
-                heading
-                title={params.get("q") ? "No problems match your search" : "No problems"}
-                hint={
-                  params.get("q")
-                    ? "Try another customer email or order name."
-                    : "Everything your store sent was accepted by the marketing service, or is still being retried."
-                }
-              />
-            </Card>
-          </Layout.Section>
+          <SectionCard>
+            <EmptyState
+              heading
+              title={params.get("q") ? "No problems match your search" : "No problems"}
+              hint={
+                params.get("q")
+                  ? "Try another customer email or order name."
+                  : "Everything your store sent was accepted by the marketing service, or is still being retried."
+              }
+            />
+          </SectionCard>
         ) : (
           groups.map((g) => (
-            <Layout.Section key={g.key}>
-              <Card padding="0">
-                <Box padding="400">
-                  <InlineStack align="space-between" blockAlign="center" gap="200">
-                    <BlockStack gap="100">
-                      <InlineStack gap="200" blockAlign="center">
-                        <Text as="h2" variant="headingMd">
-                          {failureText(g.reason, sameAttempts(g.problems))}
-                        </Text>
-                        <Badge tone="critical">{`${g.count}`}</Badge>
-                      </InlineStack>
-                      <SupportDetails>{g.reason}</SupportDetails>
-                    </BlockStack>
-                    <ActionButton intent="replay-reason" fields={{ key: g.key }}>
-                      {`Replay all (${g.count})`}
-                    </ActionButton>
-                  </InlineStack>
-                </Box>
-                <IndexTable
-                  resourceName={{ singular: "problem", plural: "problems" }}
-                  itemCount={g.problems.length}
-                  selectable={false}
-                  headings={failureHeadings({ title: "Service message" }, { title: "" })}
-                >
-                  {g.problems.map((p, i) => (
-                    <IndexTable.Row id={p.id} key={p.id} position={i}>
-                      <IndexTable.Cell>
-                        <BlockStack gap="050">
-                          <Text as="span" fontWeight="semibold">
-                            {objectName(p)}
-                          </Text>
-                          <Text as="span" variant="bodySm" tone="subdued">
-                            {formatWhen(p.createdAt, zone)}
-                          </Text>
-                        </BlockStack>
-                      </IndexTable.Cell>
-                      <FailureCells problem={p} />
-                      <IndexTable.Cell>
-                        <RowActions id={p.id} name={objectName(p)} />
-                      </IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-                </IndexTable>
-                {g.count > g.problems.length && (
+            <SectionCard
+              key={g.key}
+              flush
+              title={failureText(g.reason, sameAttempts(g.problems))}
+              badge={<Badge tone="critical">{`${g.count}`}</Badge>}
+              description={<SupportDetails>{g.reason}</SupportDetails>}
+              actions={
+                <ActionButton intent="replay-reason" fields={{ key: g.key }}>
+                  {`Replay all (${g.count})`}
+                </ActionButton>
+              }
+              footer={
+                g.count > g.problems.length && (
                   <Box padding="400">
                     <Text as="p" tone="subdued">
                       Showing {g.problems.length} of {g.count}. Search to find a particular one.
                     </Text>
                   </Box>
-                )}
-              </Card>
-            </Layout.Section>
+                )
+              }
+            >
+              <IndexTable
+                resourceName={{ singular: "problem", plural: "problems" }}
+                itemCount={g.problems.length}
+                selectable={false}
+                headings={failureHeadings({ title: "Service message" }, { title: "" })}
+              >
+                {g.problems.map((p, i) => (
+                  <IndexTable.Row id={p.id} key={p.id} position={i}>
+                    <IndexTable.Cell>
+                      <BlockStack gap="050">
+                        <Text as="span" fontWeight="semibold">
+                          {objectName(p)}
+                        </Text>
+                        <Text as="span" variant="bodySm" tone="subdued">
+                          {formatWhen(p.createdAt, zone)}
+                        </Text>
+                      </BlockStack>
+                    </IndexTable.Cell>
+                    <FailureCells problem={p} />
+                    <IndexTable.Cell>
+                      <RowActions id={p.id} name={objectName(p)} />
+                    </IndexTable.Cell>
+                  </IndexTable.Row>
+                ))}
+              </IndexTable>
+            </SectionCard>
           ))
         )}
         {unprocessed.count > 0 && (
-          <TableCard
+          <SectionCard
+            flush
             title="Could not be used"
             badge={<Badge tone="warning">{`${unprocessed.count}`}</Badge>}
-            hint="Shopify sent these, but they could not be read or turned into anything to send, so the marketing service never got them and a replay cannot help. If they keep appearing, send the reason to support."
+            description="Shopify sent these, but they could not be read or turned into anything to send, so the marketing service never got them and a replay cannot help. If they keep appearing, send the reason to support."
           >
             <IndexTable
               resourceName={{ singular: "item", plural: "items" }}
@@ -371,7 +331,7 @@ export default function Problems() {
                 </Text>
               </Box>
             )}
-          </TableCard>
+          </SectionCard>
         )}
         {causes > groups.length && (
           <Layout.Section>

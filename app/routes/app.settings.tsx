@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useBlocker, useLoaderData, useNavigation } from "@remix-run/react";
-import { Banner, BlockStack, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
+import { Banner, BlockStack, Button, Checkbox, FormLayout, InlineStack, Layout, Page, Select, TextField } from "@shopify/polaris";
 import { useEffect, useRef, useState } from "react";
 import { ConsentChoice } from "~/admin/ConsentChoice";
 import { shopifyConsentCounts } from "~/admin/consent-counts.server";
@@ -8,7 +8,7 @@ import { FormSaveBar } from "~/admin/FormSaveBar";
 import { SEGMENTS_INTENT, SegmentSettings } from "~/admin/SegmentSettings";
 import { loadSettings, saveSettings, type SaveSettingsResult } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
-import { PageError, useToast } from "~/admin/ui";
+import { PageError, SectionCard, useToast } from "~/admin/ui";
 import { saveSegmentChoice, segmentChoices } from "~/segments/segments.server";
 import { authenticate } from "~/shopify.server";
 
@@ -98,7 +98,7 @@ export default function Settings() {
             </Layout.Section>
           )}
           <Layout.AnnotatedSection title="Consent" description="Who becomes a contact, and how their consent is confirmed.">
-            <Card>
+            <SectionCard section={false}>
               <FormLayout>
                 <ConsentChoice value={s.optInMode} onChange={set("optInMode")} counts={consentCounts} error={errors.optInMode} />
                 <Checkbox
@@ -127,10 +127,10 @@ export default function Settings() {
                   error={errors.deleteContactOnCustomerDelete}
                 />
               </FormLayout>
-            </Card>
+            </SectionCard>
           </Layout.AnnotatedSection>
           <Layout.AnnotatedSection title="Orders and carts" description="When orders count as completed and carts as abandoned.">
-            <Card>
+            <SectionCard section={false}>
               <FormLayout>
                 <Select
                   label="An order is completed when it is"
@@ -156,10 +156,10 @@ export default function Settings() {
                   helpText="How long after the last change a checkout counts as abandoned: 15 minutes to 3 days."
                 />
               </FormLayout>
-            </Card>
+            </SectionCard>
           </Layout.AnnotatedSection>
           <Layout.AnnotatedSection title="Storefront" description="Tracking on your online store.">
-            <Card>
+            <SectionCard section={false}>
               <FormLayout>
                 <Select
                   label="Tracker"
@@ -187,7 +187,7 @@ export default function Settings() {
                   helpText="Shown in your marketing account as where contacts came from."
                 />
               </FormLayout>
-            </Card>
+            </SectionCard>
           </Layout.AnnotatedSection>
           <SegmentSettings choices={segments} />
           <Layout.Section>

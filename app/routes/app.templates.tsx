@@ -1,9 +1,9 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
-import { BlockStack, Box, Button, Card, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
+import { BlockStack, Box, Button, IndexTable, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { HandOffLink, LoadFailed, PageNav, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
-import { PageError, formatWhen, useToast } from "~/admin/ui";
+import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
 import { createCampaign, templatesPage } from "~/campaigns/campaigns.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { authenticate } from "~/shopify.server";
@@ -76,44 +76,48 @@ export default function Templates() {
             {data.problem ? (
               <LoadFailed problem={data.problem} />
             ) : (
-              <Layout.Section>
-                <Card padding="0">
-                  <IndexTable
-                    resourceName={{ singular: "template", plural: "templates" }}
-                    itemCount={data.templates.length}
-                    selectable={false}
-                    headings={[{ title: "Template" }, { title: "Created" }, { title: "Preview" }, { title: "" }]}
-                  >
-                    {data.templates.map((t, i) => (
-                      <IndexTable.Row id={t.id} key={t.id} position={i}>
-                        <IndexTable.Cell>
-                          <BlockStack gap="050">
-                            <Text as="span" fontWeight="semibold">
-                              {t.name}
+              <SectionCard
+                flush
+                footer={
+                  <>
+                    <PageNav page={data.page} />
+                    <Box padding="300">
+                      <Text as="p" tone="subdued" variant="bodySm">
+                        Previews open in your marketing dashboard and need you to be signed in there.
+                      </Text>
+                    </Box>
+                  </>
+                }
+              >
+                <IndexTable
+                  resourceName={{ singular: "template", plural: "templates" }}
+                  itemCount={data.templates.length}
+                  selectable={false}
+                  headings={[{ title: "Template" }, { title: "Created" }, { title: "Preview" }, { title: "" }]}
+                >
+                  {data.templates.map((t, i) => (
+                    <IndexTable.Row id={t.id} key={t.id} position={i}>
+                      <IndexTable.Cell>
+                        <BlockStack gap="050">
+                          <Text as="span" fontWeight="semibold">
+                            {t.name}
+                          </Text>
+                          <div style={{ whiteSpace: "normal", maxWidth: 420 }}>
+                            <Text as="span" tone="subdued" variant="bodySm">
+                              {t.description || "—"}
                             </Text>
-                            <div style={{ whiteSpace: "normal", maxWidth: 420 }}>
-                              <Text as="span" tone="subdued" variant="bodySm">
-                                {t.description || "—"}
-                              </Text>
-                            </div>
-                          </BlockStack>
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>{formatWhen(t.createdAt, data.zone)}</IndexTable.Cell>
-                        <IndexTable.Cell>{t.previewUrl ? <HandOffLink url={t.previewUrl}>Preview ↗</HandOffLink> : "—"}</IndexTable.Cell>
-                        <IndexTable.Cell>
-                          <CreateFromTemplate templateId={t.id} templateName={t.name} />
-                        </IndexTable.Cell>
-                      </IndexTable.Row>
-                    ))}
-                  </IndexTable>
-                  <PageNav page={data.page} />
-                  <Box padding="300">
-                    <Text as="p" tone="subdued" variant="bodySm">
-                      Previews open in your marketing dashboard and need you to be signed in there.
-                    </Text>
-                  </Box>
-                </Card>
-              </Layout.Section>
+                          </div>
+                        </BlockStack>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>{formatWhen(t.createdAt, data.zone)}</IndexTable.Cell>
+                      <IndexTable.Cell>{t.previewUrl ? <HandOffLink url={t.previewUrl}>Preview ↗</HandOffLink> : "—"}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <CreateFromTemplate templateId={t.id} templateName={t.name} />
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+                </IndexTable>
+              </SectionCard>
             )}
           </>
         )}
