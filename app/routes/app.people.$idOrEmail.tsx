@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Form, useLoaderData, useNavigation } from "@remix-run/react";
+import { Form, useLoaderData, useNavigation, useLocation } from "@remix-run/react";
 import { Button, DataTable, FormLayout, InlineStack, Layout, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { DateField } from "~/admin/DateField";
@@ -25,7 +25,11 @@ export default function PersonPage() {
   const data = useLoaderData<typeof loader>();
   const navigation = useNavigation();
   const [filters, setFilters] = useState<Record<string, string>>(data.filters);
-  useEffect(() => setFilters(data.filters), [data.filters]);
+  // The fields follow the URL's filters when a search navigates, not on every revalidation: a reload
+  // of the same page must not undo a choice the merchant is making.
+  const { search } = useLocation();
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  useEffect(() => setFilters(data.filters), [search]);
   const set = (k: string) => (v: string) => setFilters((f) => ({ ...f, [k]: v }));
   const errors: Record<string, string> = data.errors;
   const p = data.person;

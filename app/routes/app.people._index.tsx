@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Form, useLoaderData, useNavigation } from "@remix-run/react";
+import { Form, useLoaderData, useNavigation, useLocation } from "@remix-run/react";
 import {
   Button,
   FormLayout,
@@ -42,7 +42,11 @@ export default function People() {
   const data = useLoaderData<typeof loader>();
   const navigation = useNavigation();
   const [form, setForm] = useState<Record<string, string>>(data.form);
-  useEffect(() => setForm(data.form), [data.form]);
+  // The fields follow the URL's filters when a search navigates, not on every revalidation: a reload
+  // of the same page must not undo a choice the merchant is making.
+  const { search } = useLocation();
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  useEffect(() => setForm(data.form), [search]);
   const set = (k: string) => (v: string) => setForm((f) => ({ ...f, [k]: v }));
   const errors: Record<string, string> = data.errors;
   const field = (name: FilterName, label: string, help?: string) => (
