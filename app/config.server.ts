@@ -55,6 +55,8 @@ const envSchema = z.object({
   // Unset: every interface, or only the loopback one while development secrets are in use.
   HOST: z.string().min(1).optional(),
   RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
+  // Lines of a history export recorded per import step (default 500); smaller steps checkpoint more often.
+  BACKFILL_CHUNK: z.coerce.number().int().min(1).max(10_000).optional(),
   // `npm run worker`'s own port for /healthz, /readyz and /metrics (0: any free port, logged).
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   // Bearer token for /metrics; without it only a direct local connection may read the metrics.
@@ -168,6 +170,7 @@ export function buildConfig(env: Record<string, string | undefined>) {
     port: e.PORT,
     host,
     runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
+    backfillChunk: e.BACKFILL_CHUNK,
     workerPort: e.WORKER_PORT,
     metricsToken: e.METRICS_TOKEN,
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,

@@ -48,11 +48,8 @@ async function shopifyChild(): Promise<void> {
         reply(null);
       })();
     } else if (m.type === "token") {
-      // An offline token as token exchange would hand out (the app stores it as its session).
-      const token = `shpat_bench_${randomUUID().replaceAll("-", "")}`;
-      admin.issued.add(token);
-      admin.tokens.set(m.shop!, token);
-      reply(token);
+      // An expiring offline token pair as token exchange hands the app out (the app stores it as its session).
+      reply(admin.issueOfflineToken(m.shop!));
     } else if (m.type === "stop") {
       void Promise.all([store?.close(), admin.close()]).then(() => process.disconnect());
     }
@@ -63,7 +60,7 @@ async function shopifyChild(): Promise<void> {
 interface ShopifyChild {
   url: string;
   store(size: number): Promise<void>;
-  token(shop: string): Promise<string>;
+  token(shop: string): Promise<{ access_token: string; scope: string; expires_in: number; refresh_token: string; refresh_token_expires_in: number }>;
   close(): Promise<void>;
 }
 
@@ -132,8 +129,21 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
     installDatabase(db);
     const shop = `bench-backfill-${randomUUID().slice(0, 8)}.myshopify.com`;
     await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
-    const accessToken = await shopify.token(shop);
-    await new PrismaSessionStorage().storeSession(new Session({ id: `offline_${shop}`, shop, state: "bench", isOnline: false, accessToken, scope: "read_customers,read_orders,read_products" }));
+    // Expiring, with a refresh token, as the app gets them now (a bench run longer than an hour refreshes it).
+    const pair = await shopify.token(shop);
+    await new PrismaSessionStorage().storeSession(
+      new Session({
+        id: `offline_${shop}`,
+        shop,
+        state: "bench",
+        isOnline: false,
+        accessToken: pair.access_token,
+        scope: pair.scope,
+        expires: new Date(Date.now() + pair.expires_in * 1000),
+        refreshToken: pair.refresh_token,
+        refreshTokenExpires: new Date(Date.now() + pair.refresh_token_expires_in * 1000),
+      }),
+    );
     await emulator.clear();
 
     // Idle includes the code a first import loads (the Shopify library, undici): a first run in a

@@ -52,7 +52,11 @@ export class BackfillRefused extends Error {
  * unless `replacing` (the reason) is given: that one then ends as failed with the reason, its
  * exports still running at Shopify are cancelled, and its worker's next write finds its lease gone.
  */
-export async function requestBackfill(shop: string, input: BackfillRequest = {}, options: { replacing?: string } = {}): Promise<{ id: string }> {
+export async function requestBackfill(
+  shop: string,
+  input: BackfillRequest = {},
+  options: { replacing?: string } = {},
+): Promise<{ id: string; /** Days of orders the run covers (null: all), within what the shop lets the app see. */ orderDays: number | null }> {
   const req = backfillRequestSchema.parse(input);
   // Without read_all_orders Shopify shows 60 days of orders: the run says so instead of asking for a year.
   const [granted] = await database().sql.query<{ scopes: string | null }>(`SELECT scopes FROM "Shop" WHERE domain = $1`, [shop]);
@@ -88,7 +92,7 @@ export async function requestBackfill(shop: string, input: BackfillRequest = {},
   });
   // The replaced run's exports would hold Shopify's limit of exports running at once.
   await Promise.all(replaced.map((id) => cancelBulkOperation(shop, id)));
-  return queued;
+  return { id: queued.id, orderDays };
 }
 
 export interface BackfillProgress {

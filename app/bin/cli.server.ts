@@ -21,6 +21,7 @@ import {
 import { ConfigError } from "../config.server";
 import { logToStderr } from "../logger.server";
 import { BACKFILL_STATUS } from "../pipeline/status";
+import { ALL_ORDERS_SCOPE, ORDER_WINDOW_DAYS } from "../shopify/access";
 
 // Tables and JSON go to stdout; the app's logs go to stderr, and only warnings unless asked.
 process.env.LOG_LEVEL ??= "warn";
@@ -109,17 +110,28 @@ program
   .description("import the shop's history again (customers, products, orders) through the pipeline; events go out silent")
   .requiredOption("--shop <domain>", "the shop's myshopify.com domain")
   .option("--kinds <list>", "comma-separated: customers,products,orders", "customers,products,orders")
-  .option("--orders-since <days>", "orders of the last 90 or 365 days, or all", "365")
+  .option(
+    "--orders-since <days>",
+    `orders of the last 60, 90 or 365 days, or all; Shopify shows an app only the last ${ORDER_WINDOW_DAYS} days of orders unless it was granted ${ALL_ORDERS_SCOPE}, so without it the import stops at ${ORDER_WINDOW_DAYS} days`,
+    "365",
+  )
   .option("--run", "work the import in this process until it has finished (when no app or worker is running)")
   .action(async (options: { shop: string; kinds: string; ordersSince: string; run?: boolean }) => {
     const kinds = options.kinds.split(",").map((k) => k.trim());
     if (!kinds.every((k) => ["customers", "products", "orders"].includes(k))) throw new CliError(`--kinds takes customers, products and orders, got ${options.kinds}`);
-    if (!["90", "365", "all"].includes(options.ordersSince)) throw new CliError(`--orders-since takes 90, 365 or all, got ${options.ordersSince}`);
-    const { id } = await resyncShop(options.shop, {
-      kinds: kinds as ("customers" | "products" | "orders")[],
-      orderDays: options.ordersSince === "all" ? null : (Number(options.ordersSince) as 90 | 365),
-    });
+    if (!["60", "90", "365", "all"].includes(options.ordersSince)) throw new CliError(`--orders-since takes 60, 90, 365 or all, got ${options.ordersSince}`);
+    const asked = options.ordersSince === "all" ? null : (Number(options.ordersSince) as 60 | 90 | 365);
+    const { id, orderDays } = await resyncShop(options.shop, { kinds: kinds as ("customers" | "products" | "orders")[], orderDays: asked });
     console.log(`history import ${id} queued for ${options.shop}`);
+    if (kinds.includes("orders")) {
+      console.log(`orders: ${orderDays === null ? "all of them" : `those of the last ${orderDays} days`}`);
+      // requestBackfill clamps to what the shop's scopes let the app see: say so rather than import less in silence.
+      if (orderDays !== asked) {
+        console.warn(
+          `warning: asked for ${asked === null ? "all orders" : `${asked} days of orders`}, but ${options.shop} has not granted ${ALL_ORDERS_SCOPE}: Shopify shows the app only the last ${ORDER_WINDOW_DAYS} days of orders, so older ones are not imported`,
+        );
+      }
+    }
     if (!options.run) {
       console.log("a running app or `npm run worker` carries it out; follow it with `npm run cli -- status --shop " + options.shop + "`");
       return;

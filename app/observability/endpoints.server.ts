@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { config } from "../config.server";
 import { logger } from "../logger.server";
+import { closeGracefully } from "../server/close.server";
 import { messageOf } from "../errors";
 import { readiness } from "./health.server";
 import { registry } from "./metrics.server";
@@ -69,10 +70,6 @@ export async function startHealthServer(port: number, host: string): Promise<{ s
   return {
     server,
     url: `http://${shown}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeGracefully(server),
   };
 }

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Server } from "node:http";
 import { answerHealthRequest } from "../observability/endpoints.server";
+import { closeGracefully } from "./close.server";
 import { answerUnexpectedError } from "../webhooks/errors.server";
 import { receiveNodeWebhook } from "../webhooks/ingest.server";
 
@@ -61,22 +62,4 @@ export async function startHttpServer(options: {
     url: `http://${host}:${port}`,
     close: () => closeGracefully(server),
   };
-}
-
-/** How long requests under way (a webhook being recorded) may take to finish when the server stops. */
-const CLOSE_GRACE_MS = 5_000;
-
-/**
- * Stops accepting connections, lets the requests under way finish (a webhook being recorded is
- * answered, not cut off) and closes idle keep-alive sockets; after the grace, cuts what is left.
- */
-function closeGracefully(server: Server): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }

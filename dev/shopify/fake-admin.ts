@@ -77,6 +77,8 @@ export interface FakeAdmin {
   issued: Set<string>;
   /** When each expiring access token stops working (ms since the epoch). */
   expiresAt: Map<string, number>;
+  /** Hands out an expiring offline token pair for the shop, as token exchange with expiring=1 does (seeding a session without the exchange). */
+  issueOfflineToken(shop: string): { access_token: string; scope: string; expires_in: number; refresh_token: string; refresh_token_expires_in: number };
   /** Ends every expiring access token of the shop now, as an hour passing would (refresh tokens keep working). */
   expireTokens(shop: string): void;
   /** The merchant uninstalls the app: Shopify revokes every token of the shop, refresh tokens too (the Admin API answers 401). */
@@ -315,6 +317,7 @@ export async function startFakeAdmin(
     tokens,
     issued,
     expiresAt,
+    issueOfflineToken: (shop) => expiringPair(shop),
     expireTokens: (shop) => {
       for (const [token, at] of expiresAt) if (at > Date.now() && shopOfToken.get(token) === shop) expiresAt.set(token, Date.now());
     },

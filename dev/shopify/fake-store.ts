@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { orderVisible, type FakeAdmin } from "./fake-admin";
 import { documentProblems } from "./fake-graphql";
@@ -60,6 +60,12 @@ export interface FakeStore {
   downloads: { operationId: string; seq: number }[];
   /** Changes an exported object (e.g. to make it older or newer than a live webhook). */
   customer(index: number): Line;
+  /**
+   * Answers `n` more reads of export files, then holds the next one unanswered (a stalled download)
+   * until `releaseDownloads()`; resolves once that read has arrived.
+   */
+  holdDownloadsAfter(n: number): Promise<void>;
+  releaseDownloads(): void;
   /** The next export of `kind` is served as `edit` makes its lines (real files can be messier than the objects). */
   editNextExport(kind: "customers" | "products" | "orders", edit: (lines: string[]) => string[]): void;
   /** The next `times` exports of `kind` end FAILED with this error code (e.g. INTERNAL_SERVER_ERROR, Shopify's transient failure). */
@@ -204,10 +210,18 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   const downloads: FakeStore["downloads"] = [];
   let seq = 0;
 
+  let hold: { left: number; reached: () => void } | undefined;
+  const held: ServerResponse[] = [];
   const server: Server = createServer((req, res) => {
     const file = files.get(req.url ?? "");
     if (!file) {
       res.writeHead(404).end();
+      return;
+    }
+    if (hold && hold.left-- <= 0) {
+      hold.reached();
+      hold = undefined;
+      held.push(res);
       return;
     }
     const served = operations.find((o) => o.url === base + req.url);
@@ -376,6 +390,11 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     operations,
     ranges,
     downloads,
+    holdDownloadsAfter: (n) => new Promise<void>((reached) => (hold = { left: n, reached })),
+    releaseDownloads: () => {
+      hold = undefined;
+      for (const res of held.splice(0)) res.destroy();
+    },
     customer: (index) => customers[index],
     editNextExport: (kind, edit) => {
       edits[kind] = edit;

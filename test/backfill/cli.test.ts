@@ -72,7 +72,9 @@ describe("support CLI", () => {
   it("explains every command", async () => {
     const out = await cli("--help");
     for (const command of ["shops", "status", "problems", "resync", "replay", "reconcile", "reencrypt-keys", "export-customer"]) expect(out.stdout).toContain(command);
-    expect((await cli("resync", "--help")).stdout).toMatch(/--orders-since/);
+    const help = (await cli("resync", "--help")).stdout.replace(/\s+/g, " ");
+    expect(help).toMatch(/--orders-since/);
+    expect(help).toContain("only the last 60 days of orders unless it was granted read_all_orders");
     expect((await cli("reconcile", "--help")).stdout).toMatch(/--shop <domain>/);
   });
 
@@ -132,7 +134,7 @@ describe("support CLI", () => {
     expect((await cli("status", "--shop", shop)).stdout).toMatch(/reconciliation: last sweep — .*last error: /);
     const bad = await cli("resync", "--shop", shop, "--orders-since", "12");
     expect("code" in bad && bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--orders-since takes 90, 365 or all/);
+    expect(bad.stderr).toMatch(/--orders-since takes 60, 90, 365 or all/);
    }, 120_000);
 
   it("reconcile of a sweep that failed past its deadline says the sweep was given up (exit 2), not that objects were queued", async () => {
@@ -162,6 +164,35 @@ describe("support CLI", () => {
     expect(notConnected.stdout).not.toMatch(/queued|imported/);
     expect((await cli("status", "--shop", unconnected)).stdout).toContain("no history import yet");
   });
+
+  it("resync --orders-since says Shopify shows 60 days of orders without read_all_orders, and imports those", async () => {
+    const db = openDatabase({ kind: "pglite", dataDir });
+    try {
+      await db.sql.query(`UPDATE "BackfillRun" SET status = 'failed' WHERE shop = $1`, [shop]);
+      await db.sql.query(`UPDATE "Shop" SET scopes = 'read_customers,read_orders,read_products' WHERE domain = $1`, [shop]);
+    } finally {
+      await db.close();
+    }
+    const clamped = await cli("resync", "--shop", shop, "--kinds", "orders", "--orders-since", "365");
+    expect("code" in clamped).toBe(false);
+    expect(clamped.stdout).toContain("orders: those of the last 60 days");
+    expect(clamped.stderr).toContain(`warning: asked for 365 days of orders, but ${shop} has not granted read_all_orders`);
+    const check = openDatabase({ kind: "pglite", dataDir });
+    try {
+      const [run] = await check.sql.query<{ days: number }>(
+        `SELECT round(extract(epoch FROM now() - "ordersSince") / 86400)::int AS days FROM "BackfillRun" WHERE shop = $1 AND status = 'queued'`,
+        [shop],
+      );
+      expect(run?.days).toBe(60);
+      await check.sql.query(`UPDATE "BackfillRun" SET status = 'failed' WHERE shop = $1`, [shop]);
+      await check.sql.query(`UPDATE "Shop" SET scopes = 'read_customers,read_orders,read_products,read_all_orders' WHERE domain = $1`, [shop]);
+    } finally {
+      await check.close();
+    }
+    const all = await cli("resync", "--shop", shop, "--kinds", "orders", "--orders-since", "all");
+    expect(all.stdout).toContain("orders: all of them");
+    expect(all.stderr).not.toContain("warning:");
+  }, 120_000);
 
   it("export-customer refuses a shop the app does not know, as the other commands do", async () => {
     const typo = await cli("export-customer", "--shop", "cli-suport.myshopify.com", "--customer", "1");

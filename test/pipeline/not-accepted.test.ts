@@ -3,25 +3,18 @@
  * It is retried, then dead-lettered with the service's words, shown on the Problems page like any
  * other dead letter. Pipeline + emulator over HTTP.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { listProblems } from "~/admin/problems.server";
 import type { PipelinePolicy } from "~/pipeline/policy";
-import { describeEachDatabase } from "../support/database";
-import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { describeOverHttp } from "../support/over-http";
+import { customerBody, FAST_POLICY } from "../support/pipeline";
 
 let shopSeq = 0;
 const newShop = () => `not-accepted-${++shopSeq}-${Date.now().toString(36)}.myshopify.com`;
 /** Three attempts, then a dead letter (the attempt bound decides, not the clock). */
 const DYING_POLICY: Partial<PipelinePolicy> = { ...FAST_POLICY, retryDeadlineMs: 5 * 60_000, maxAttempts: 3 };
 
-describeEachDatabase("an event answered success: false", (database) => {
-  let h: PipelineHarness;
-  beforeAll(async () => {
-    h = await startPipelineHarness({ database });
-  });
-  afterAll(() => h.close());
-  afterEach(() => h.reset());
-
+describeOverHttp("an event answered success: false", { workers: false, resetAfterEach: true }, ({ h }) => {
   const calls = (shop: string) => h.app.db.prisma.outboundCall.findMany({ where: { shop }, orderBy: { id: "asc" } });
 
   it("is retried, then dead-lettered with the service's words on the Problems page", async () => {

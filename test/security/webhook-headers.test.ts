@@ -33,6 +33,8 @@ describe("webhook headers are not trusted", () => {
       ["app/uninstalled", uninstall],
       ["customers/redact", redact],
       ["shop/redact", JSON.stringify({ shop_id: 1, shop_domain: attacker })],
+      // Every shop the body names must be the header's: one field naming the victim does not vouch for the other.
+      ["app/uninstalled", JSON.stringify({ id: 1, myshopify_domain: victim, domain: attacker })],
     ]) {
       const res = await sendWebhook(app.url, { topic, shop: victim, body });
       expect(res.status, topic).toBe(400);

@@ -80,6 +80,17 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       const res = await postProxyEvent(h.app.url, signedProxyQuery({ shop: other }), productViewed("vid-x"));
       expect(await res.json()).toEqual({ queued: false, reason: "not_connected" });
       expect(await h.app.db.prisma.outboundCall.count({ where: { shop: other } })).toBe(0);
+
+      // Connected, the merchant has storefront events off: the gate, not the connection, refuses.
+      const off = "proxy-events-off.myshopify.com";
+      await recordInstall(off, "read_customers");
+      await h.connect(off);
+      await h.app.db.prisma.shop.update({ where: { domain: off }, data: { settings: { storefrontEvents: false } } });
+      const refused = await postProxyEvent(h.app.url, signedProxyQuery({ shop: off }), productViewed("vid-off"));
+      expect(refused.status).toBe(202);
+      expect(await refused.json()).toEqual({ queued: false, reason: "disabled" });
+      await h.settle();
+      expect(await h.app.db.prisma.outboundCall.count({ where: { shop: off } })).toBe(0);
     });
   });
 

@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachDatabase } from "../support/database";
-import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { expect, it } from "vitest";
+import { describeOverHttp } from "../support/over-http";
 import { FIXTURE_DIR, orderBody, orderLine, type Json } from "./fixtures";
 
 // End to end: signed webhook → app → mappers → worker → emulator. What the service received (and
@@ -11,16 +10,7 @@ import { FIXTURE_DIR, orderBody, orderLine, type Json } from "./fixtures";
 const variant = (file: string): Record<string, Json> =>
   JSON.parse(readFileSync(path.join(FIXTURE_DIR, "variants", file), "utf8")) as Record<string, Json>;
 
-describeEachDatabase("what the service receives", (database) => {
-  let h: PipelineHarness;
-  const shop = `delivered-${database}.myshopify.com`;
-  beforeAll(async () => {
-    h = await startPipelineHarness({ database });
-    await h.connect(shop);
-    h.startWorkers();
-  });
-  afterAll(() => h.close());
-
+describeOverHttp("what the service receives", { shopPrefix: "delivered" }, ({ h, shop }) => {
   const deliver = (topic: string, body: object) => h.deliver({ topic, shop, body });
   const posted = (p: string) => h.emulator.requests.filter((r) => r.method === "POST" && r.path === p);
   const failedCalls = async () =>

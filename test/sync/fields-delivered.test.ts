@@ -1,21 +1,11 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachDatabase } from "../support/database";
-import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { expect, it } from "vitest";
+import { describeOverHttp } from "../support/over-http";
 import { fixture, orderBody, orderLine } from "./fixtures";
 
 // End to end: the fields the interface accepts and Shopify provides, as the service received them
 // (the emulator validates every body against the spec and answers 200 only to valid ones).
 
-describeEachDatabase("fields the service receives", (database) => {
-  let h: PipelineHarness;
-  const shop = `fields-${database}.myshopify.com`;
-  beforeAll(async () => {
-    h = await startPipelineHarness({ database });
-    await h.connect(shop);
-    h.startWorkers();
-  });
-  afterAll(() => h.close());
-
+describeOverHttp("fields the service receives", { shopPrefix: "fields" }, ({ h, shop }) => {
   const deliver = (topic: string, body: object) => h.deliver({ topic, shop, body });
   const posted = (p: string) => h.emulator.requests.filter((r) => r.method === "POST" && r.path === p);
   const only = (p: string) => {

@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeEachDatabase } from "../support/database";
-import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { expect, it } from "vitest";
+import { describeOverHttp } from "../support/over-http";
+import { customerBody } from "../support/pipeline";
 import { fixture } from "./fixtures";
 
 // End to end: a real contract's life replayed as signed webhooks, and what the marketing service
 // (the emulator) recorded for the customer: every state, distinguishable, none dropped as a repeat.
 
-describeEachDatabase("subscription states reach the service", (database) => {
-  let h: PipelineHarness;
-  const shop = `subs-${database}.myshopify.com`;
-  beforeAll(async () => {
-    h = await startPipelineHarness({ database });
-    await h.connect(shop);
-    h.startWorkers();
-  });
-  afterAll(() => h.close());
-
+describeOverHttp("subscription states reach the service", { shopPrefix: "subs" }, ({ h, shop }) => {
   const deliver = (topic: string, body: object) => h.deliver({ topic, shop, body });
   const contract = (topic: string, status: string, extra: object = {}) =>
     deliver(`subscription_contracts/${topic}`, {
