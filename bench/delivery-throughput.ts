@@ -5,6 +5,7 @@
  *                                        [--postgres | --no-postgres] [--pglite-memory] [--phases]
  *                                        [--cpu-prof DIR] [--statements] [--rounds N]
  *                                        [--service-latency MS] [--service-tail SHARE:MS]
+ *                                        [--order fair,fifo]
  *
  * For each target: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), N customers/create deliveries recorded through recordDelivery() (as the
@@ -20,6 +21,9 @@
  * `--statements` prints the count and time of each kind of SQL statement the pipeline ran.
  * `--rounds N` runs everything N times over (each round with its own ceiling) and adds the median
  * of the rounds: on a shared machine one run's ratio lands on either side of 0.8 by chance.
+ * `--order fair,fifo` runs every target once per claim order, interleaved within each round (A/B, A/B:
+ * the machine is shared and absolute figures drift): `fair` is the production round-robin between
+ * shops, `fifo` first come, first served across shops (fairShareShops 0), and prints fair ÷ fifo.
  * `--service-latency MS` has the emulator answer every call MS later, as a service across a network
  * would, and `--service-tail 0.01:500` has 1 % of them wait 500 ms more (the pipeline's run and the
  * ceiling alike): then the ceiling is bound by calls in flight, not by this machine's cores, and the
@@ -72,6 +76,7 @@ interface Row {
   seconds: number;
   /** First delivered call → last: the workers' steady pace, without their start-up. */
   steadySeconds: number;
+  order: "fair" | "fifo";
   /** `--phases`: calls/s of the delivery stage alone (everything planned before). */
   deliveryStage?: number;
   recordSeconds: number;
@@ -101,6 +106,7 @@ async function main(): Promise<void> {
       rounds: { type: "string", default: "1" },
       "service-latency": { type: "string", default: "0" },
       "service-tail": { type: "string" },
+      order: { type: "string", default: "fair" },
     },
   });
   const serviceLatencyMs = Number(values["service-latency"]);
@@ -117,6 +123,8 @@ async function main(): Promise<void> {
     throw new Error("--customers 1..100000, --concurrency 1..1024, --workers a list of 1..32");
   }
   if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)) throw new Error("--rounds must be 1..20");
+  const orders = values.order.split(",") as ("fair" | "fifo")[];
+  if (!orders.length || !orders.every((o) => o === "fair" || o === "fifo")) throw new Error("--order: fair, fifo or fair,fifo");
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
   console.log(`delivery-throughput: ${customers} customers/create deliveries per run; workers in this process (production policy: batch ${PIPELINE_POLICY.batchSize}, poll ${PIPELINE_POLICY.pollMs} ms); node ${process.version}`);
   if (!adminUrl) console.log("PostgreSQL: not measured (no server answered)");
@@ -135,17 +143,21 @@ async function main(): Promise<void> {
     cpuMs: number;
     emulatorCpuMs: number;
   }[] = [];
-  const plans: { db: "pglite" | "postgres"; workers: number; phases?: boolean }[] = [{ db: "pglite", workers: 1 }];
-  if (values.phases) plans.push({ db: "pglite", workers: 1, phases: true });
+  const plans: { db: "pglite" | "postgres"; workers: number; phases?: boolean; order: "fair" | "fifo" }[] = [];
+  for (const order of orders) plans.push({ db: "pglite", workers: 1, order });
+  if (values.phases) plans.push({ db: "pglite", workers: 1, phases: true, order: orders[0]! });
   if (adminUrl) {
-    for (const n of pgWorkers) plans.push({ db: "postgres", workers: n });
-    if (values.phases) plans.push({ db: "postgres", workers: 1, phases: true });
+    for (const n of pgWorkers) for (const order of orders) plans.push({ db: "postgres", workers: n, order });
+    if (values.phases) plans.push({ db: "postgres", workers: 1, phases: true, order: orders[0]! });
   }
+  // `fifo`: claims first come, first served across shops (see PIPELINE_POLICY.fairShareShops).
+  const policyOf = (order: "fair" | "fifo") => (order === "fifo" ? { fairShareShops: 0 } : {});
+  const orderLabel = (order: "fair" | "fifo") => (orders.length > 1 ? ` ${order}` : "");
 
   const schedule = Array.from({ length: rounds }, (_, k) => plans.map((plan) => ({ round: k + 1, plan }))).flat();
   for (const { round, plan } of schedule) {
     const label = plan.db === "pglite" ? "PGlite" : "PostgreSQL";
-    process.stdout.write(`  ${label}, ${plan.phases ? "phases" : `${plan.workers} worker(s)`}${rounds > 1 ? ` (round ${round})` : ""} … `);
+    process.stdout.write(`  ${label}, ${plan.phases ? "phases" : `${plan.workers} worker(s)`}${orderLabel(plan.order)}${rounds > 1 ? ` (round ${round})` : ""} … `);
     const emulator = await startEmulatorProcess();
     const pgDb = plan.db === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;
     const dir = plan.db === "pglite" ? (values["pglite-memory"] ? "memory://" : mkdtempSync(path.join(tmpdir(), "ms-bench-pglite-"))) : undefined;
@@ -197,7 +209,7 @@ async function main(): Promise<void> {
       let note: string | undefined;
       let deliveryStage: number | undefined;
       if (plan.phases) {
-        const policy = { ...PIPELINE_POLICY };
+        const policy = { ...PIPELINE_POLICY, ...policyOf(plan.order) };
         const id = `bench-phases-${process.pid}`;
         let planned = 0;
         for (let guard = 0; guard < 100_000; guard++) {
@@ -220,7 +232,7 @@ async function main(): Promise<void> {
         deliveryStage = delivered / ((t2 - t1) / 1000);
         note = `plan ${planned} deliveries in ${fmt((t1 - t0) / 1000, 2)} s (${fmt(planned / ((t1 - t0) / 1000), 0)}/s); deliver ${delivered} calls in ${fmt((t2 - t1) / 1000, 2)} s (${fmt(deliveryStage, 0)}/s)`;
       } else {
-        const workers = Array.from({ length: plan.workers }, (_, k) => startWorker({ id: `bench-${plan.db}-${k + 1}` }));
+        const workers = Array.from({ length: plan.workers }, (_, k) => startWorker({ id: `bench-${plan.db}-${k + 1}`, policy: policyOf(plan.order) }));
         try {
           await Promise.all(workers.map((w) => w.idle({ timeoutMs: 600_000 })));
         } finally {
@@ -231,7 +243,7 @@ async function main(): Promise<void> {
       const { emulatorStats: stats, ...cpu } = await meter.stop();
       if (statements) statementReports.push({ label: `${label} ${plan.phases ? "phases" : `${plan.workers} worker(s)`}`, text: statements.report() });
       const peak = rss.stop();
-      if (profiler) await profiler.stop(path.join(values["cpu-prof"]!, `delivery-${plan.db}-${plan.phases ? "phases" : plan.workers}${rounds > 1 ? `-${round}` : ""}.cpuprofile`));
+      if (profiler) await profiler.stop(path.join(values["cpu-prof"]!, `delivery-${plan.db}-${plan.phases ? "phases" : plan.workers}${orders.length > 1 ? `-${plan.order}` : ""}${rounds > 1 ? `-${round}` : ""}.cpuprofile`));
 
       const counts = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
       const [span] = await db.sql.query<{ ms: number | null }>(
@@ -244,11 +256,12 @@ async function main(): Promise<void> {
         round,
         db: plan.db,
         target: label,
-        workers: plan.phases ? "1 (phases)" : plan.db === "postgres" ? `${plan.workers} (in-process)` : String(plan.workers),
+        workers: `${plan.phases ? "1 (phases)" : plan.db === "postgres" ? `${plan.workers} (in-process)` : String(plan.workers)}${orderLabel(plan.order)}`,
         deliveries: customers,
         calls,
         seconds,
         steadySeconds: (span?.ms ?? Number.NaN) / 1000,
+        order: plan.order,
         deliveryStage,
         recordSeconds,
         notDelivered,
@@ -369,6 +382,24 @@ async function main(): Promise<void> {
           fmt(median(mine.map((r) => ratioOf(r, "fetch"))), 2),
         ];
       }),
+    );
+  }
+  if (orders.length > 1) {
+    // Each fair run against the fifo run beside it (same round, same target): the ratio drifts less
+    // than either figure on a shared machine.
+    console.log("\nfair ÷ fifo (steady calls/s, runs interleaved within each round):");
+    const steady = (r: Row) => r.calls / r.steadySeconds;
+    const fairRows = rows.filter((r) => r.order === "fair" && !r.workers.includes("phases"));
+    const byTarget = new Map<string, number[]>();
+    for (const f of fairRows) {
+      const fifo = rows.find((r) => r.order === "fifo" && r.round === f.round && r.target === f.target && r.workers === f.workers.replace(/ fair$/, " fifo"));
+      if (!fifo) continue;
+      const key = `${f.target} ${f.workers.replace(/ fair$/, "")}`;
+      byTarget.set(key, [...(byTarget.get(key) ?? []), steady(f) / steady(fifo)]);
+    }
+    printTable(
+      ["target, workers", "fair ÷ fifo by round", "median", "≥ 0.95×"],
+      [...byTarget].map(([key, ratios]) => [key, ratios.map((v) => fmt(v, 2)).join(" "), fmt(median(ratios), 2), median(ratios) >= 0.95 ? "ok" : "MISS"]),
     );
   }
   for (const r of statementReports) console.log(`\nstatements, ${r.label} (time from call to answer: includes waiting for the connection):\n${r.text}`);

@@ -61,13 +61,15 @@ function claimCalls(
   // turned EXISTS into a join that fetched a shop's whole queue and sorted it (86 against 7 ms).
   const shopMayReceive = (shop: string) => `COALESCE((SELECT true FROM "Shop" s WHERE s.domain = ${shop} AND ${canReceiveDeliveriesSql("s")}
       AND (s."deliveryHoldUntil" IS NULL OR s."deliveryHoldUntil" <= now())), false)`;
+  // fairShareShops 0: first come, first served across shops (benchmarks compare against it).
+  const fifo = policy.fairShareShops <= 0;
   return claimRows<ClaimedCall>({
     table: "OutboundCall",
     workerId,
     limit,
     leaseMs: policy.leaseMs,
     due: `q.status = '${CALL_STATUS.queued}' AND q."runAt" <= now()`,
-    dueCandidates: fairShareCandidates({
+    dueCandidates: fifo ? undefined : fairShareCandidates({
       table: "OutboundCall",
       // Head of line: written as "the smallest waiting id" rather than NOT EXISTS so the
       // (shop, objectKey, id) index serves it even without table statistics (PGlite has no
@@ -81,7 +83,7 @@ function claimCalls(
     }),
     // Calls whose lease ran out (a worker died): looked for now and then, oldest first.
     where: `${shopMayReceive("q.shop")} AND ${HEAD_OF_LINE}`,
-    params: [
+    params: fifo ? [inFlight] : [
       inFlight,
       fair.cursor,
       fair.skipShops,

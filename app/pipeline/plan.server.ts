@@ -64,6 +64,8 @@ const COMPLIANCE_WAITS_FOR_EARLIER = `q.topic <> ALL(ARRAY[${topicsWithRole("com
  */
 export async function planDeliveries(workerId: string, policy: PipelinePolicy): Promise<number> {
   const cursor = claimCursor("WebhookDelivery", workerId);
+  // fairShareShops 0: first come, first served across shops (benchmarks compare against it).
+  const fifo = policy.fairShareShops <= 0;
   const claimed = await claimRows<ClaimedDelivery>({
     table: "WebhookDelivery",
     workerId,
@@ -71,14 +73,14 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
     leaseMs: policy.leaseMs,
     due: `q.status = '${DELIVERY_STATUS.queued}' AND q."runAt" <= now()`,
     // Shared between shops round-robin; within a shop, live webhooks before imported history.
-    dueCandidates: fairShareCandidates({
+    dueCandidates: fifo ? undefined : fairShareCandidates({
       table: "WebhookDelivery",
       due: `q."runAt" <= now() AND (${COMPLIANCE_WAITS_FOR_EARLIER})`,
       orderBy: `(q.source <> 'webhook'), q."receivedAt", q.id`,
       cursor: "$4",
       maxShops: "$5::int",
     }),
-    params: [cursor, Math.max(1, Math.min(policy.planBatchSize, policy.fairShareShops))],
+    params: fifo ? [] : [cursor, Math.max(1, Math.min(policy.planBatchSize, policy.fairShareShops))],
     // Deliveries whose lease ran out (a worker died): looked for now and then, oldest first.
     where: COMPLIANCE_WAITS_FOR_EARLIER,
     orderBy: `q."receivedAt", q.id`,

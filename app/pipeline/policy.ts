@@ -15,7 +15,10 @@ export const PIPELINE_POLICY = {
    */
   shopConcurrency: 64,
   troubledShopConcurrency: 2,
-  /** Shops one claim serves at most (round-robin: the next claim starts after the last one served). */
+  /**
+   * Shops one claim serves at most (round-robin: the next claim starts after the last one served).
+   * 0 claims first come, first served across shops instead: only for benchmarks to compare with.
+   */
   fairShareShops: 64,
   /**
    * Deliveries planned per transaction. On PGlite a transaction holds the only connection, but

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { deliverCalls } from "~/pipeline/deliver.server";
+import { planDeliveries } from "~/pipeline/plan.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
 import { startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";
@@ -7,6 +8,8 @@ import { describeEachDatabase } from "../support/database";
 interface PlanNode {
   "Node Type": string;
   "Subplan Name"?: string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
   Plans?: PlanNode[];
 }
 
@@ -16,6 +19,12 @@ const outerNodeTypes = (node: PlanNode): string[] => [
   node["Node Type"],
   ...(node.Plans ?? []).filter((p) => !p["Subplan Name"]).flatMap(outerNodeTypes),
 ];
+const allNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(allNodes)];
+/** Every scan of `table` anywhere in the plan, as "Node Type Index Name". */
+const scansOf = (plan: PlanNode, table: string) =>
+  allNodes(plan)
+    .filter((n) => n["Relation Name"] === table && n["Node Type"] !== "ModifyTable")
+    .map((n) => `${n["Node Type"]}${n["Index Name"] ? ` ${n["Index Name"]}` : ""}`);
 const findSubplan = (node: PlanNode, name: string): PlanNode | undefined =>
   node["Subplan Name"] === name ? node : (node.Plans ?? []).map((p) => findSubplan(p, name)).find(Boolean);
 
@@ -26,27 +35,28 @@ describeEachDatabase("claims", (database) => {
   });
   afterAll(() => app.close());
 
-  /** The plan of the delivery claim as deliverCalls() would run it (nothing is claimed). */
-  async function deliveryClaimPlan(): Promise<PlanNode | undefined> {
+  /** The plan of the claim `run` would make on `table` (nothing is claimed). */
+  async function claimPlan(table: string, run: () => Promise<number>): Promise<PlanNode | undefined> {
     const { sql } = app.db;
     const query = sql.query;
     let plan: PlanNode | undefined;
     sql.query = async <T,>(text: string, params?: unknown[]) => {
-      if (!plan && text.includes(`UPDATE "OutboundCall" SET status = 'running'`)) {
+      if (!plan && text.includes(`UPDATE "${table}" SET status = 'running'`)) {
         const [row] = await query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(`EXPLAIN (FORMAT JSON) ${text}`, params);
-        const explained = row["QUERY PLAN"];
+        const explained = row!["QUERY PLAN"];
         plan = (typeof explained === "string" ? (JSON.parse(explained) as [{ Plan: PlanNode }]) : explained)[0].Plan;
         return [] as T[]; // claim nothing: only the plan is under test
       }
       return query<T>(text, params);
     };
     try {
-      expect(await deliverCalls("claim-plan-test", { ...PIPELINE_POLICY })).toBe(0);
+      expect(await run()).toBe(0);
     } finally {
       sql.query = query;
     }
     return plan;
   }
+  const deliveryClaimPlan = () => claimPlan("OutboundCall", () => deliverCalls("claim-plan-test", { ...PIPELINE_POLICY }));
 
   // Runs first, while the queue table is small: that is when the planner chose to hash-join the
   // claimed ids against a scan of the whole table (`id IN (…)`), 5.6 ms a claim of 64 at 6,000
@@ -93,31 +103,52 @@ describeEachDatabase("claims", (database) => {
     expect(nodeTypes(due!)).toContain("Index Scan");
   });
 
-  // Planning claims the oldest queued deliveries. Through the full (receivedAt, id) index it walked
-  // past every finished delivery kept for 14 days (53 ms at 65k); the partial index holds only the
-  // queued ones.
-  it("the planning claim reads only queued deliveries, however many finished ones are kept", async () => {
+  // Planning claims round-robin between shops (fairShareCandidates): one probe per shop into the
+  // queued-by-shop partial index, then each shop's oldest from its own slice of it. Through the full
+  // (receivedAt, id) index a claim walked past every finished delivery kept for 14 days (53 ms at
+  // 65k); a sequential scan grows with everything kept.
+  it("the planning claim reads only queued deliveries through an index, however many finished ones are kept", async () => {
     await app.db.sql.exec(
       `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", status, "receivedAt")
-         SELECT 'done-' || g, 's', 'customers/update', 'w' || g, 'e' || g, '{}', 'done', now() - interval '1 day' + g * interval '1 ms'
+         SELECT 'done-' || g, 's' || (g % 40), 'customers/update', 'w' || g, 'e' || g, '{}', 'done', now() - interval '1 day' + g * interval '1 ms'
            FROM generate_series(1, 20000) g`,
     );
     await app.db.sql.exec(
       `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody")
-         SELECT 'queued-' || g, 's', 'customers/update', 'qw' || g, 'qe' || g, '{}' FROM generate_series(1, 500) g`,
+         SELECT 'queued-' || g, 's' || (g % 5), 'customers/update', 'qw' || g, 'qe' || g, '{}' FROM generate_series(1, 500) g`,
     );
     await app.db.sql.exec(`ANALYZE "WebhookDelivery"`);
-    const [row] = await app.db.sql.query<{ "QUERY PLAN": [{ Plan: PlanNode & { "Index Name"?: string } }] | string }>(
-      `EXPLAIN (FORMAT JSON) SELECT q.id FROM "WebhookDelivery" q WHERE q.status = 'queued' AND q."runAt" <= now()
-         ORDER BY q."receivedAt", q.id LIMIT 64 FOR UPDATE OF q SKIP LOCKED`,
+    const plan = await claimPlan("WebhookDelivery", () => planDeliveries("claim-plan-test", { ...PIPELINE_POLICY }));
+    expect(plan).toBeDefined();
+    const scans = scansOf(plan!, "WebhookDelivery");
+    expect(scans.length).toBeGreaterThan(0);
+    expect(scans.filter((s) => s.startsWith("Seq Scan"))).toEqual([]);
+    // The rows it picks come from the partial index of queued deliveries, never a full one.
+    expect(scans.some((s) => s.endsWith("WebhookDelivery_queued_shop_history_receivedAt_id_idx"))).toBe(true);
+    expect(scans.filter((s) => /WebhookDelivery_receivedAt(_id)?_idx$/.test(s))).toEqual([]);
+  });
+
+  it("the delivery claim probes the queued-by-shop index, with no scan of the whole queue", async () => {
+    await app.db.sql.exec(
+      `INSERT INTO "Shop" (domain, "updatedAt", "serviceKeyEnc")
+         SELECT 'claim-fair-' || g || '.myshopify.com', now(), 'sealed' FROM generate_series(0, 9) g`,
     );
-    const explained = row!["QUERY PLAN"];
-    const plan = (typeof explained === "string" ? (JSON.parse(explained) as [{ Plan: PlanNode }]) : explained)[0].Plan;
-    const indexes = (node: PlanNode & { "Index Name"?: string }): string[] => [
-      ...(node["Index Name"] ? [node["Index Name"]] : []),
-      ...(node.Plans ?? []).flatMap(indexes),
-    ];
-    expect(nodeTypes(plan)).not.toContain("Sort");
-    expect(indexes(plan)).toEqual(["WebhookDelivery_queued_receivedAt_id_idx"]);
+    // One flooding shop, nine trickling ones, and the delivered calls kept behind them.
+    await app.db.sql.exec(
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status)
+         SELECT 'claim-fair-' || (g % 10) || '.myshopify.com', 'customer:done-' || g, 'customer', '{}'::jsonb, 'delivered'
+           FROM generate_series(0, 19999) g`,
+    );
+    await app.db.sql.exec(
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call)
+         SELECT CASE WHEN g < 5000 THEN 'claim-fair-0' ELSE 'claim-fair-' || (g % 10) END || '.myshopify.com',
+                'customer:' || g, 'customer', '{}'::jsonb FROM generate_series(0, 5099) g`,
+    );
+    await app.db.sql.exec(`ANALYZE "OutboundCall", "Shop"`);
+    const plan = await deliveryClaimPlan();
+    expect(plan).toBeDefined();
+    const scans = scansOf(plan!, "OutboundCall");
+    expect(scans.filter((s) => !/^Index (Only )?Scan /.test(s))).toEqual([]);
+    expect(scans.some((s) => s.endsWith("OutboundCall_queued_shop_background_runAt_id_idx"))).toBe(true);
   });
 });
