@@ -11,6 +11,13 @@ module.exports = {
       from: { path: "^(app|dev)/" },
       to: { circular: true },
     },
+    {
+      name: "webhooks-on-top",
+      severity: "error",
+      comment: "The webhook path reads top to bottom: only the transports (routes/, server/) call into app/webhooks/; the pipeline defines what it records.",
+      from: { path: "^app/", pathNot: "^app/(routes|server|webhooks)/" },
+      to: { path: "^app/webhooks/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

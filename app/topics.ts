@@ -2,7 +2,7 @@
  * Every webhook topic the app subscribes to, in one place: what kind of object it concerns (the
  * counter bucket the health page shows) and what handles it.
  *
- * - sync: mapped to service calls by planWebhook (app/sync);
+ * - sync: mapped to service calls by planWebhook, through its line in PLANNERS (app/sync/plan.ts);
  * - lifecycle: the app's own installation (uninstall, scope changes);
  * - compliance: the mandatory privacy topics (data request, customer and shop redaction);
  * - bulk: Admin bulk operations finishing (history backfill).
@@ -30,7 +30,7 @@ interface TopicEntry {
   label: string;
 }
 
-const sync = (kind: ObjectKind, label: string): TopicEntry => ({ kind, role: "sync", label });
+const sync = (kind: ObjectKind, label: string) => ({ kind, role: "sync", label }) as const satisfies TopicEntry;
 
 export const TOPICS = {
   "customers/create": sync("customer", "New customer"),
@@ -82,6 +82,8 @@ export const TOPICS = {
 } as const satisfies Record<string, TopicEntry>;
 
 export type Topic = keyof typeof TOPICS;
+/** The topics planWebhook maps to service calls; each has its planner in app/sync/plan.ts (PLANNERS). */
+export type SyncTopic = { [T in Topic]: (typeof TOPICS)[T]["role"] extends "sync" ? T : never }[Topic];
 
 /**
  * "orders/create", "ORDERS/CREATE", "orders.create" (fixture file names) → "orders/create". A topic

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { PreparedStatement, SqlQueryable, SqlRunner } from "../db/migrate.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
-import { verifiedDeliverySchema } from "../webhooks/receive.server";
+import { verifiedDeliverySchema } from "./delivery";
 
 /**
  * The acknowledgement journal of embedded PGlite.

@@ -1,7 +1,7 @@
 import { database, type Database } from "../db.server";
 import type { PreparedStatement, SqlQueryable, SqlScalar } from "../db/migrate.server";
 import { pgliteOnDisk } from "../db/pglite.server";
-import type { VerifiedDelivery } from "../webhooks/receive.server";
+import type { VerifiedDelivery } from "./delivery";
 import { kindOf, topicInfo } from "../topics";
 import { logger } from "../logger.server";
 import { asWebhookInFlight } from "./webhook-priority.server";

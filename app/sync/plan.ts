@@ -3,7 +3,7 @@
  * state to remember, and abandonment-timer instructions. Pure: no I/O, no clock (ctx.now).
  */
 import type { z } from "zod";
-import { normalizeTopic, topicsWithRole } from "../topics";
+import { normalizeTopic, topicsWithRole, type SyncTopic } from "../topics";
 import { parseShopifyJson } from "./json";
 import {
   cartPayload,
@@ -39,7 +39,8 @@ import { mapRefund } from "./mappers/refunds";
 import { mapProduct, mapProductDelete } from "./mappers/products";
 import { mapCart } from "./mappers/carts";
 import { mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
-import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription, subscriptionStateOfTopic } from "./mappers/subscriptions";
+import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription } from "./mappers/subscriptions";
+import type { SubscriptionBillingAttemptPayload, SubscriptionContractPayload } from "./payloads";
 
 export type {
   AbandonedCheckoutSnapshot,
@@ -75,6 +76,67 @@ function parse<S extends z.ZodType>(schema: S, body: unknown, topic: string): z.
   return result.data;
 }
 
+type Planner = (body: unknown, ctx: SyncContext, topic: string) => SyncPlan;
+
+/** A topic's planner: its payload schema and the mapper it feeds. */
+function planner<S extends z.ZodType>(schema: S, map: (data: z.output<S>, ctx: SyncContext, topic: string) => SyncPlan): Planner {
+  return (body, ctx, topic) => map(parse(schema, body, topic), ctx, topic);
+}
+
+/**
+ * The handler of every sync topic of the registry (app/topics.ts), one line each; the type makes
+ * a registered sync topic without a planner (or a planner for an unregistered one) a compile error.
+ */
+const PLANNERS: Record<SyncTopic, Planner> = {
+  "customers/create": planner(customerPayload, (c, ctx) => mapCustomerUpsert("created", c, ctx)),
+  "customers/update": planner(customerPayload, (c, ctx) => mapCustomerUpsert("updated", c, ctx)),
+  "customers/delete": planner(customerPayload, mapCustomerDelete),
+  "customers/enable": planner(customerPayload, (c, ctx) => mapCustomerAccount("enabled", c, ctx)),
+  "customers/disable": planner(customerPayload, (c, ctx) => mapCustomerAccount("disabled", c, ctx)),
+  "customers/merge": planner(customerMergePayload, mapCustomerMerge),
+  "customers/purchasing_summary": planner(purchasingSummaryPayload, mapPurchasingSummary),
+  "customer.tags_added": planner(customerTagsPayload, (p, ctx) => mapCustomerTags("add", p, ctx)),
+  "customer.tags_removed": planner(customerTagsPayload, (p, ctx) => mapCustomerTags("remove", p, ctx)),
+  "customer.joined_segment": planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("joined", m, ctx)),
+  "customer.left_segment": planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("left", m, ctx)),
+  "customers_email_marketing_consent/update": planner(consentUpdatePayload, mapConsentUpdate),
+  "orders/create": planner(orderPayload, (o, ctx) => mapOrder("create", o, ctx)),
+  "orders/updated": planner(orderPayload, (o, ctx) => mapOrder("updated", o, ctx)),
+  "orders/paid": planner(orderPayload, (o, ctx) => mapOrder("paid", o, ctx)),
+  "orders/fulfilled": planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx)),
+  "orders/partially_fulfilled": planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx)),
+  "orders/cancelled": planner(orderPayload, (o, ctx) => mapOrder("cancelled", o, ctx)),
+  "orders/edited": planner(orderEditedPayload, mapOrderEdited),
+  "orders/delete": planner(deletePayload, (d, ctx) => mapOrderDelete(d.id, ctx)),
+  "refunds/create": planner(refundPayload, mapRefund),
+  "products/create": planner(productPayload, (p, ctx) => mapProduct("create", p, ctx)),
+  "products/update": planner(productPayload, (p, ctx) => mapProduct("update", p, ctx)),
+  "products/delete": planner(deletePayload, (d, ctx) => mapProductDelete(d.id, ctx)),
+  "carts/create": planner(cartPayload, (c, ctx) => mapCart("created", c, ctx)),
+  "carts/update": planner(cartPayload, (c, ctx) => mapCart("updated", c, ctx)),
+  "checkouts/create": planner(checkoutPayload, mapCheckout),
+  "checkouts/update": planner(checkoutPayload, mapCheckout),
+  "checkouts/delete": planner(checkoutPayload, mapCheckoutDelete),
+  "subscription_contracts/create": planner(subscriptionContractPayload, contract),
+  "subscription_contracts/update": planner(subscriptionContractPayload, contract),
+  "subscription_contracts/activate": planner(subscriptionContractPayload, contract),
+  "subscription_contracts/pause": planner(subscriptionContractPayload, contract),
+  "subscription_contracts/cancel": planner(subscriptionContractPayload, contract),
+  "subscription_contracts/expire": planner(subscriptionContractPayload, contract),
+  "subscription_contracts/fail": planner(subscriptionContractPayload, contract),
+  "subscription_billing_attempts/success": planner(subscriptionBillingAttemptPayload, billingAttempt),
+  "subscription_billing_attempts/failure": planner(subscriptionBillingAttemptPayload, billingAttempt),
+  "subscription_billing_attempts/challenged": planner(subscriptionBillingAttemptPayload, billingAttempt),
+  "subscription_billing_cycles/skip": planner(subscriptionBillingCyclePayload, mapBillingCycleSkip),
+};
+
+function contract(s: SubscriptionContractPayload, ctx: SyncContext, topic: string): SyncPlan {
+  return mapSubscription(topic, s, ctx);
+}
+function billingAttempt(a: SubscriptionBillingAttemptPayload, ctx: SyncContext, topic: string): SyncPlan {
+  return mapBillingAttempt(topic, a, ctx);
+}
+
 /**
  * Plans one webhook delivery. `body` is the parsed JSON (ideally from parseShopifyJson) or the raw
  * text. Throws InvalidPayloadError for a body that does not validate; unknown topics plan nothing.
@@ -82,75 +144,7 @@ function parse<S extends z.ZodType>(schema: S, body: unknown, topic: string): z.
 export function planWebhook(topic: string, body: unknown, ctx: SyncContext): SyncPlan {
   const t = normalizeTopic(topic);
   const data = typeof body === "string" ? parseShopifyJson(body) : body;
-
-  switch (t) {
-    case "customers/create":
-      return mapCustomerUpsert("created", parse(customerPayload, data, t), ctx);
-    case "customers/update":
-      return mapCustomerUpsert("updated", parse(customerPayload, data, t), ctx);
-    case "customers/delete":
-      return mapCustomerDelete(parse(customerPayload, data, t), ctx);
-    case "customers/enable":
-      return mapCustomerAccount("enabled", parse(customerPayload, data, t), ctx);
-    case "customers/disable":
-      return mapCustomerAccount("disabled", parse(customerPayload, data, t), ctx);
-    case "customers/merge":
-      return mapCustomerMerge(parse(customerMergePayload, data, t), ctx);
-    case "customers/purchasing_summary":
-      return mapPurchasingSummary(parse(purchasingSummaryPayload, data, t), ctx);
-    case "customer.tags_added":
-      return mapCustomerTags("add", parse(customerTagsPayload, data, t), ctx);
-    case "customer.tags_removed":
-      return mapCustomerTags("remove", parse(customerTagsPayload, data, t), ctx);
-    case "customer.joined_segment":
-      return mapSegmentMembership("joined", parse(segmentMembershipPayload, data, t), ctx);
-    case "customer.left_segment":
-      return mapSegmentMembership("left", parse(segmentMembershipPayload, data, t), ctx);
-    case "customers_email_marketing_consent/update":
-      return mapConsentUpdate(parse(consentUpdatePayload, data, t), ctx);
-
-    case "orders/create":
-      return mapOrder("create", parse(orderPayload, data, t), ctx);
-    case "orders/updated":
-      return mapOrder("updated", parse(orderPayload, data, t), ctx);
-    case "orders/paid":
-      return mapOrder("paid", parse(orderPayload, data, t), ctx);
-    case "orders/fulfilled":
-    case "orders/partially_fulfilled":
-      return mapOrder("fulfilled", parse(orderPayload, data, t), ctx);
-    case "orders/cancelled":
-      return mapOrder("cancelled", parse(orderPayload, data, t), ctx);
-    case "orders/edited":
-      return mapOrderEdited(parse(orderEditedPayload, data, t), ctx);
-    case "orders/delete":
-      return mapOrderDelete(parse(deletePayload, data, t).id, ctx);
-    case "refunds/create":
-      return mapRefund(parse(refundPayload, data, t), ctx);
-
-    case "products/create":
-      return mapProduct("create", parse(productPayload, data, t), ctx);
-    case "products/update":
-      return mapProduct("update", parse(productPayload, data, t), ctx);
-    case "products/delete":
-      return mapProductDelete(parse(deletePayload, data, t).id, ctx);
-
-    case "carts/create":
-      return mapCart("created", parse(cartPayload, data, t), ctx);
-    case "carts/update":
-      return mapCart("updated", parse(cartPayload, data, t), ctx);
-    case "checkouts/create":
-    case "checkouts/update":
-      return mapCheckout(parse(checkoutPayload, data, t), ctx);
-    case "checkouts/delete":
-      return mapCheckoutDelete(parse(checkoutPayload, data, t), ctx);
-  }
-
-  if (subscriptionStateOfTopic(t)) {
-    if (t.startsWith("subscription_contracts/")) return mapSubscription(t, parse(subscriptionContractPayload, data, t), ctx);
-    if (t.startsWith("subscription_billing_attempts/")) return mapBillingAttempt(t, parse(subscriptionBillingAttemptPayload, data, t), ctx);
-    return mapBillingCycleSkip(parse(subscriptionBillingCyclePayload, data, t), ctx);
-  }
-
+  if (Object.hasOwn(PLANNERS, t)) return PLANNERS[t as SyncTopic](data, ctx, t);
   return {
     objectKey: `unhandled:${t}`,
     objectUpdatedAt: null,

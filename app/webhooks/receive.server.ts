@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { z } from "zod";
 import { readBodyLimited, readNodeBodyLimited, type LimitedBody } from "../server/body.server";
 import { config } from "../config.server";
 import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
@@ -22,17 +21,9 @@ const HEADER_LIMITS: Record<string, number> = {
 /** A shop's permanent domain: what Shopify puts in X-Shopify-Shop-Domain. */
 export const SHOP_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
 
-/** What verification yields; PGlite's acknowledgement journal reads it back with this schema. */
-export const verifiedDeliverySchema = z.object({
-  shop: z.string(),
-  topic: z.string(),
-  webhookId: z.string(),
-  eventId: z.string().nullable(),
-  triggeredAt: z.string().nullable(),
-  apiVersion: z.string().nullable(),
-  rawBody: z.string(),
-});
-export type VerifiedDelivery = z.infer<typeof verifiedDeliverySchema>;
+/** What verification yields: the record the pipeline keeps (app/pipeline/delivery.ts). */
+export { verifiedDeliverySchema, type VerifiedDelivery } from "../pipeline/delivery";
+import type { VerifiedDelivery } from "../pipeline/delivery";
 
 /** A delivery that is not genuine or not well-formed, with the status to answer. */
 export class WebhookRejection extends Error {
