@@ -118,8 +118,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
   const { connectShop } = await import("../app/shops/connection.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
   const { startWorker } = await import("../app/pipeline/worker.server");
-  const { PrismaSessionStorage } = await import("../app/shopify/session-storage.server");
-  const { Session } = await import("@shopify/shopify-api");
+  const { storeOfflineSession } = await import("../test/support/offline-session");
 
   const pgDb = dbKind === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;
   const dir = dbKind === "pglite" ? mkdtempSync(path.join(tmpdir(), "ms-bench-backfill-")) : undefined;
@@ -130,20 +129,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
     const shop = `bench-backfill-${randomUUID().slice(0, 8)}.myshopify.com`;
     await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
     // Expiring, with a refresh token, as the app gets them now (a bench run longer than an hour refreshes it).
-    const pair = await shopify.token(shop);
-    await new PrismaSessionStorage().storeSession(
-      new Session({
-        id: `offline_${shop}`,
-        shop,
-        state: "bench",
-        isOnline: false,
-        accessToken: pair.access_token,
-        scope: pair.scope,
-        expires: new Date(Date.now() + pair.expires_in * 1000),
-        refreshToken: pair.refresh_token,
-        refreshTokenExpires: new Date(Date.now() + pair.refresh_token_expires_in * 1000),
-      }),
-    );
+    await storeOfflineSession(shop, await shopify.token(shop), "bench");
     await emulator.clear();
 
     // Idle includes the code a first import loads (the Shopify library, undici): a first run in a

@@ -2,18 +2,17 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Session } from "@shopify/shopify-api";
 import { afterAll, describe, expect, it } from "vitest";
 import { requestBackfill } from "~/backfill/backfill.server";
 import { LOCK_FILE } from "~/db/data-dir-lock.server";
 import { installDatabase, openDatabase } from "~/db.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
 import { connectShop } from "~/shops/connection.server";
-import { PrismaSessionStorage } from "~/shopify/session-storage.server";
 import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
 import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
 import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET } from "../support/env";
+import { storeOfflineSession } from "../support/offline-session";
 import { appProcessEnv, spawnApp, type AppProcess } from "../support/processes";
 
 /**
@@ -68,20 +67,7 @@ describe("history import: SIGKILL of the real server mid-import (PGlite)", () =>
       await db.migrate();
       installDatabase(db);
       await connectShop(shop, { apiKey: emu.apiKey, baseUrl: emu.url, importHistory: false });
-      const pair = admin.issueOfflineToken(shop);
-      await new PrismaSessionStorage().storeSession(
-        new Session({
-          id: `offline_${shop}`,
-          shop,
-          state: "test",
-          isOnline: false,
-          accessToken: pair.access_token,
-          scope: pair.scope,
-          expires: new Date(Date.now() + pair.expires_in * 1000),
-          refreshToken: pair.refresh_token,
-          refreshTokenExpires: new Date(Date.now() + pair.refresh_token_expires_in * 1000),
-        }),
-      );
+      await storeOfflineSession(shop, admin.issueOfflineToken(shop));
       ({ id: runId } = await requestBackfill(shop, { kinds: ["customers"] }));
     } finally {
       installDatabase(undefined);
