@@ -199,7 +199,7 @@ export async function startFakeAdmin(
   });
 
   // QueryRoot.customerSegmentMembers(segmentId:): a connection with totalCount; one of first/last is
-  // required (Shopify refuses a query without either). An unknown segment has no members here.
+  // required (Shopify refuses a query without either). A segment without a members list has none.
   resolvers.push({
     match: "customerSegmentMembers(",
     resolver: (_q, _v, domain) => {
@@ -207,6 +207,8 @@ export async function startFakeAdmin(
       return {
         customerSegmentMembers: (args: { segmentId?: string | null; first?: number | null; last?: number | null; after?: string | null }) => {
           if (args.first == null && args.last == null) throw new Error("you must provide one of first or last");
+          // A segment the store does not have (deleted since it was picked) is an error, not an empty list.
+          if (!shop.segments.some((seg) => seg.id === args.segmentId)) throw new Error(`Segment does not exist: ${args.segmentId}`);
           const all = shop.segmentMembers[args.segmentId ?? ""] ?? [];
           const start = args.after ? Number(Buffer.from(args.after, "base64url").toString()) + 1 : 0;
           const page = all.slice(start, start + (args.first ?? args.last ?? 0));

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
 import { customerEmail, startFakeStore } from "../../dev/shopify/fake-store";
-import { TAG_PREFIX } from "../../app/segments/segments.server";
+import { TAG_PREFIX, type MirroredSegmentRow } from "../../app/segments/segments.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
@@ -32,7 +32,7 @@ const gid = (id: number) => `gid://shopify/Segment/${id}`;
 
 interface Choices {
   available: { id: string; name: string }[] | null;
-  picked: { segmentId: string; name: string; tag: string }[];
+  picked: MirroredSegmentRow[];
 }
 
 describeEachDatabase("Shopify segments as contact tags", (database) => {
@@ -278,6 +278,37 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
       expect(live).toBeLessThan(lastImported);
       expect(h.emulator.person(email)?.tags).toContain("shopify-segment:Current");
       if (h.emulator.person(leaverEmail)) expect(h.emulator.person(leaverEmail)?.tags).not.toContain("shopify-segment:Current");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("an import Shopify keeps refusing stops with the reason; Try again continues it", async () => {
+    const shop = newShop("segments-import-fail");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 64, 20);
+    try {
+      await pick(shop, [gid(64)]);
+      const shopify = h.app.admin.shops.get(shop)!;
+      // Deleted in Shopify before the import ran: every page is refused.
+      const kept = shopify.segments;
+      shopify.segments = [];
+      h.startWorkers(1, FAST_POLICY);
+      const failed = await until("the import stopped", async () => {
+        const row = (await choices(shop)).picked[0];
+        return row?.importStatus === "failed" ? row : undefined;
+      });
+      expect(failed.importError).toContain("Segment does not exist");
+      shopify.segments = kept;
+      const body = new URLSearchParams([["intent", "segment-import-retry"], ["segment", gid(64)]]);
+      const res = await fetch(`${h.app.url}/app/settings.data`, {
+        method: "POST",
+        headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await tokenFor(shop)}`, "content-type": "application/x-www-form-urlencoded" },
+        body: body.toString(),
+      });
+      expect(await actionData(res)).toMatchObject({ ok: true });
+      await until("every current member tagged", async () => allTagged(contacts, "shopify-segment:Current"), 60_000);
+      expect((await choices(shop)).picked[0]).toMatchObject({ importStatus: "done", importTotal: 20, importDone: 20, importError: null });
     } finally {
       await store.close();
     }
