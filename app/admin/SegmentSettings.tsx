@@ -1,11 +1,23 @@
 import { useFetcher } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, Checkbox, InlineStack, Layout, Text } from "@shopify/polaris";
 import { useEffect, useMemo, useState } from "react";
-import type { SegmentChoices } from "~/segments/segments.server";
+import type { MirroredSegmentRow, SegmentChoices } from "~/segments/segments.server";
 import { useToast } from "./ui";
 
 /** The Settings page's action intent of this section's form. */
 export const SEGMENTS_INTENT = "segments";
+/** "Try again" on a segment whose member import failed. */
+export const SEGMENT_IMPORT_RETRY_INTENT = "segment-import-retry";
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** Where tagging a picked segment's current members stands, in the merchant's words. */
+export function importProgress(p: MirroredSegmentRow): string {
+  if (p.importStatus === "done") return `All ${count(p.importTotal ?? p.importDone)} current members tagged`;
+  if (p.importStatus === "failed") return `Tagging current members stopped at ${count(p.importDone)}${p.importTotal != null ? ` of ${count(p.importTotal)}` : ""}`;
+  if (p.importTotal == null) return "Tagging current members: reading them from Shopify";
+  return `Tagging current members: ${count(p.importDone)} of ${count(p.importTotal)}`;
+}
 
 interface SegmentActionData {
   ok: boolean;
@@ -23,7 +35,14 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
   // One toast per answer (fetcher.data is a new object per save).
   useToast(useMemo(() => (fetcher.data?.ok ? { toast: "Segment choice saved" } : undefined), [fetcher.data]));
   useEffect(() => setPicked(savedIds), [savedIds]);
-  const tagOf = new Map(choices.picked.map((p) => [p.segmentId, p.tag]));
+  const savedOf = new Map(choices.picked.map((p) => [p.segmentId, p]));
+  const retry = useFetcher<SegmentActionData>();
+  const tryAgain = (id: string) => {
+    const form = new FormData();
+    form.set("intent", SEGMENT_IMPORT_RETRY_INTENT);
+    form.set("segment", id);
+    retry.submit(form, { method: "post" });
+  };
   // Picked segments Shopify no longer lists (deleted) stay visible, so they can be un-picked.
   const rows = [
     ...(choices.available ?? []),
@@ -49,8 +68,9 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
           <Text as="p" tone="subdued">
             A customer who joins a picked segment gets the tag shown (for example “shopify-segment:VIP”); one who leaves it loses
             the tag. The tag keeps the name the segment had when you picked it, so renaming the segment in Shopify does not break
-            your workflows. Customers already in a segment when you pick it get the tag the next time they join it. Un-picking a
-            segment stops the updates; contacts keep the tags they have.
+            your workflows. The customers already in a segment when you pick it are read from Shopify and tagged in the
+            background, behind the live updates; the progress shows below the segment. Un-picking a segment stops the updates;
+            contacts keep the tags they have.
           </Text>
           {choices.problem && (
             <Banner tone="warning">
@@ -63,15 +83,40 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
             </Banner>
           )}
           {rows.length === 0 && !choices.problem && <Text as="p">Your store has no customer segments yet.</Text>}
-          {rows.map((s) => (
-            <Checkbox
-              key={s.id}
-              label={s.name}
-              helpText={tagOf.has(s.id) ? `Tag: ${tagOf.get(s.id)}` : undefined}
-              checked={picked.includes(s.id)}
-              onChange={toggle(s.id)}
-            />
-          ))}
+          {retry.data && !retry.data.ok && (
+            <Banner tone="critical" title="The import was not restarted">
+              <p>{retry.data.error}</p>
+            </Banner>
+          )}
+          {rows.map((s) => {
+            const saved = savedOf.get(s.id);
+            return (
+              <BlockStack key={s.id} gap="100">
+                <Checkbox
+                  label={s.name}
+                  helpText={saved ? `Tag: ${saved.tag}. ${importProgress(saved)}.` : undefined}
+                  checked={picked.includes(s.id)}
+                  onChange={toggle(s.id)}
+                />
+                {saved?.importStatus === "failed" && (
+                  <Banner tone="critical" title={`Current members of ${s.name} were not all tagged`}>
+                    <BlockStack gap="200">
+                      <p>
+                        Shopify did not answer with the segment&apos;s members ({saved.importError ?? "no reason given"}). Customers who
+                        join or leave it from now on are still tagged. Check that the app may read customers, then try again: it
+                        continues where it stopped.
+                      </p>
+                      <InlineStack>
+                        <Button onClick={() => tryAgain(s.id)} loading={retry.state !== "idle"}>
+                          Try again
+                        </Button>
+                      </InlineStack>
+                    </BlockStack>
+                  </Banner>
+                )}
+              </BlockStack>
+            );
+          })}
           {choices.truncated && <Text as="p" tone="subdued">Only your first 1,000 segments are listed.</Text>}
           <InlineStack align="end">
             <Button onClick={save} disabled={!dirty} loading={saving}>

@@ -23,7 +23,7 @@ import { CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
 
 /** Deliveries of these sources were not sent by Shopify as news: their events go out silent. */
-export const SILENT_SOURCES: ReadonlySet<string> = new Set(["backfill", "lookup", "reconcile"]);
+export const SILENT_SOURCES: ReadonlySet<string> = new Set(["backfill", "lookup", "reconcile", "segment-import"]);
 
 /** Topics whose payload is not the object itself, and what they need when it is unknown. */
 const NEEDS: Record<string, "Order" | "Customer"> = {
@@ -45,7 +45,8 @@ const NEEDS: Record<string, "Order" | "Customer"> = {
 const CUSTOMER_WITHOUT_CONSENT = new Set(["customers/create", "customers/update"]);
 
 function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
-  if (p.route !== "sync" || p.delivery.source !== "webhook") return undefined;
+  // An imported segment member the app never saw is read too, as for a live join.
+  if (p.route !== "sync" || (p.delivery.source !== "webhook" && p.delivery.source !== "segment-import")) return undefined;
   if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
     const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
     return consent === undefined || consent === null ? "Customer" : undefined;

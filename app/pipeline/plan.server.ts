@@ -329,7 +329,7 @@ async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unkn
  * Calls planned from these wait behind their shop's live calls. A lookup is not among them: it is
  * fetched for a live webhook, whose calls follow it.
  */
-const HISTORY_SOURCES: ReadonlySet<string> = new Set(["backfill", "reconcile"]);
+const HISTORY_SOURCES: ReadonlySet<string> = new Set(["backfill", "reconcile", "segment-import"]);
 
 const NOT_CONNECTED = "shop not connected to the marketing service: its next connection imports the history instead";
 

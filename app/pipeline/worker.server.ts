@@ -4,6 +4,7 @@ import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { runBackfillStep } from "../backfill/backfill.server";
+import { runSegmentImportStep } from "../segments/member-import.server";
 import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
 import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
@@ -104,6 +105,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       lastSideWork = Date.now();
       fired = await fireDueTimers(id, await yieldToWebhooks(policy));
       imported = await runBackfillStep(id, await yieldToWebhooks(policy));
+      imported += await runSegmentImportStep(id, await yieldToWebhooks(policy));
       sideWorkFound = fired + imported > 0;
     }
     await storefrontStep(id); // the daily tracker refresh (app/storefront): throttled inside, not counted as queue work

@@ -5,11 +5,11 @@ import { useEffect, useRef, useState } from "react";
 import { ConsentChoice } from "~/admin/ConsentChoice";
 import { shopifyConsentCounts } from "~/admin/consent-counts.server";
 import { FormSaveBar } from "~/admin/FormSaveBar";
-import { SEGMENTS_INTENT, SegmentSettings } from "~/admin/SegmentSettings";
+import { SEGMENT_IMPORT_RETRY_INTENT, SEGMENTS_INTENT, SegmentSettings } from "~/admin/SegmentSettings";
 import { loadSettings, saveSettings, type SaveSettingsResult } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
 import { PageError, SectionCard, useToast } from "~/admin/ui";
-import { saveSegmentChoice, segmentChoices } from "~/segments/segments.server";
+import { retryMemberImport, saveSegmentChoice, segmentChoices } from "~/segments/segments.server";
 import { authenticate } from "~/shopify.server";
 
 export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }];
@@ -29,6 +29,7 @@ export const action = async ({ request }: ActionFunctionArgs) => {
   const form = await request.formData();
   // The segments section posts on its own (a fetcher): SegmentSettings shows its answer.
   if (form.get("intent") === SEGMENTS_INTENT) return saveSegmentChoice(admin, session.shop, form);
+  if (form.get("intent") === SEGMENT_IMPORT_RETRY_INTENT) return retryMemberImport(session.shop, form);
   return settingsAnswer(await saveSettings(session.shop, form));
 };
 

@@ -14,6 +14,7 @@ import { prisma } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
 import { gidNumber } from "../sync/payloads";
+import { retrySegmentImport } from "./member-import.server";
 
 /** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
 export interface SegmentsAdmin {
@@ -53,6 +54,11 @@ export interface MirroredSegmentRow {
   segmentId: string;
   name: string;
   tag: string;
+  /** The import of the members it had when picked (app/segments/member-import.server.ts). */
+  importStatus: string;
+  importTotal: number | null;
+  importDone: number;
+  importError: string | null;
 }
 
 /** What the Settings section shows: the store's segments (null: Shopify could not be asked) and the picks. */
@@ -93,7 +99,8 @@ export async function listShopSegments(admin: SegmentsAdmin): Promise<{ segments
 }
 
 export async function mirroredSegments(shop: string): Promise<MirroredSegmentRow[]> {
-  return prisma().mirroredSegment.findMany({ where: { shop }, select: { segmentId: true, name: true, tag: true }, orderBy: { pickedAt: "asc" } });
+  return prisma().mirroredSegment.findMany({ where: { shop }, select: { segmentId: true, name: true, tag: true, importStatus: true, importTotal: true, importDone: true, importError: true },
+    orderBy: { pickedAt: "asc" } });
 }
 
 /**
@@ -163,5 +170,16 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
   if (dropped.length) await prisma().mirroredSegment.deleteMany({ where: { shop, segmentId: { in: dropped } } });
   if (added.length) await prisma().mirroredSegment.createMany({ data: added, skipDuplicates: true });
   logger().info({ shop, added: added.length, dropped: dropped.length }, "mirrored segments saved");
+  return { ok: true, picked: await mirroredSegments(shop) };
+}
+
+const retrySchema = z.string().trim().regex(/^gid:\/\/shopify\/Segment\/\d+$/, { error: "Not a Shopify segment id." });
+
+/** Settings' "Try again" on a failed member import (form value `segment`). */
+export async function retryMemberImport(shop: string, form: FormData): Promise<SaveSegmentsResult> {
+  const id = retrySchema.safeParse(String(form.get("segment") ?? ""));
+  if (!id.success) return { ok: false, error: id.error.issues[0]?.message ?? "Invalid segment." };
+  if (!(await retrySegmentImport(shop, id.data))) return { ok: false, error: "That segment has no failed import to try again." };
+  logger().info({ shop, segment: id.data }, "segment member import retried");
   return { ok: true, picked: await mirroredSegments(shop) };
 }

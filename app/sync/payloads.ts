@@ -218,7 +218,13 @@ export type CustomerTagsPayload = z.output<typeof customerTagsPayload>;
  * customer.joined_segment / customer.left_segment: which customer joined or left which segment
  * (gids; nothing else: not the segment's name, not the customer's email).
  */
-export const segmentMembershipPayload = z.looseObject({ customer_id: shopifyId, segment_id: shopifyId, shop_id: nul(z.string()) });
+export const segmentMembershipPayload = z.looseObject({
+  customer_id: shopifyId,
+  segment_id: shopifyId,
+  shop_id: nul(z.string()),
+  /** Set by the member import (app/segments/member-import.server.ts), never by Shopify: when the segment was picked. */
+  picked_at: z.iso.datetime({ offset: true }).optional(),
+});
 export type SegmentMembershipPayload = z.output<typeof segmentMembershipPayload>;
 
 /** customers/purchasing_summary (GraphQL-style body): the customer's sales totals. */

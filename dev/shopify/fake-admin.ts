@@ -41,6 +41,12 @@ export interface FakeShop {
   scopes: string;
   /** The store's customer segments, oldest first (Admin GraphQL `segments`). */
   segments: FakeSegment[];
+  /**
+   * Each segment's current members (by segment gid): customer numbers, in Shopify's order
+   * (Admin GraphQL `customerSegmentMembers`, whose member ids are
+   * gid://shopify/CustomerSegmentMember/<customer number>).
+   */
+  segmentMembers: Record<string, string[]>;
 }
 
 /** A customer segment as the Admin GraphQL `Segment` object has it. */
@@ -141,6 +147,7 @@ export async function startFakeAdmin(
       ianaTimezone: "UTC",
       scopes: APP_SCOPES,
       segments: [],
+      segmentMembers: {},
       ...shop,
     };
     shops.set(full.domain, full);
@@ -179,6 +186,36 @@ export async function startFakeAdmin(
           return {
             nodes: page,
             edges: page.map((node, i) => ({ node, cursor: cursor(i) })),
+            pageInfo: {
+              hasNextPage: start + page.length < all.length,
+              hasPreviousPage: start > 0,
+              startCursor: page.length ? cursor(0) : null,
+              endCursor: page.length ? cursor(page.length - 1) : null,
+            },
+          };
+        },
+      };
+    },
+  });
+
+  // QueryRoot.customerSegmentMembers(segmentId:): a connection with totalCount; one of first/last is
+  // required (Shopify refuses a query without either). A segment without a members list has none.
+  resolvers.push({
+    match: "customerSegmentMembers(",
+    resolver: (_q, _v, domain) => {
+      const shop = shops.get(domain) ?? addShop({ domain });
+      return {
+        customerSegmentMembers: (args: { segmentId?: string | null; first?: number | null; last?: number | null; after?: string | null }) => {
+          if (args.first == null && args.last == null) throw new Error("you must provide one of first or last");
+          // A segment the store does not have (deleted since it was picked) is an error, not an empty list.
+          if (!shop.segments.some((seg) => seg.id === args.segmentId)) throw new Error(`Segment does not exist: ${args.segmentId}`);
+          const all = shop.segmentMembers[args.segmentId ?? ""] ?? [];
+          const start = args.after ? Number(Buffer.from(args.after, "base64url").toString()) + 1 : 0;
+          const page = all.slice(start, start + (args.first ?? args.last ?? 0));
+          const cursor = (i: number) => Buffer.from(String(start + i)).toString("base64url");
+          return {
+            totalCount: all.length,
+            edges: page.map((n, i) => ({ node: { id: `gid://shopify/CustomerSegmentMember/${n}` }, cursor: cursor(i) })),
             pageInfo: {
               hasNextPage: start + page.length < all.length,
               hasPreviousPage: start > 0,

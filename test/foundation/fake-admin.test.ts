@@ -54,6 +54,25 @@ describe("the fake Shopify Admin", () => {
     ]);
   });
 
+  it("pages a segment's members with totalCount and cursors, and refuses a page size or segment it cannot serve", async () => {
+    const shop = admin.shops.get(SHOP)!;
+    shop.segments = [{ id: "gid://shopify/Segment/1", name: "VIP", query: "", creationDate: "2026-01-01T00:00:00Z", lastEditDate: "2026-01-01T00:00:00Z" }];
+    shop.segmentMembers = { "gid://shopify/Segment/1": ["11", "12", "13"] };
+    const members = `query M($segmentId: ID!, $after: String) { customerSegmentMembers(segmentId: $segmentId, first: 2, after: $after) {
+      totalCount pageInfo { hasNextPage endCursor } edges { node { id } } } }`;
+    const first = await graphql(members, { segmentId: "gid://shopify/Segment/1" });
+    const page1 = first.data!.customerSegmentMembers as { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string }; edges: { node: { id: string } }[] };
+    expect(page1.totalCount).toBe(3);
+    expect(page1.edges.map((e) => e.node.id)).toEqual(["gid://shopify/CustomerSegmentMember/11", "gid://shopify/CustomerSegmentMember/12"]);
+    expect(page1.pageInfo.hasNextPage).toBe(true);
+    const second = await graphql(members, { segmentId: "gid://shopify/Segment/1", after: page1.pageInfo.endCursor });
+    expect(second.data!.customerSegmentMembers).toMatchObject({ totalCount: 3, pageInfo: { hasNextPage: false }, edges: [{ node: { id: "gid://shopify/CustomerSegmentMember/13" } }] });
+    const unsized = await graphql(`{ customerSegmentMembers(segmentId: "gid://shopify/Segment/1") { totalCount } }`);
+    expect(unsized.errors?.[0]?.message).toContain("first or last");
+    const unknown = await graphql(members, { segmentId: "gid://shopify/Segment/2" });
+    expect(unknown.errors?.[0]?.message).toContain("Segment does not exist");
+  });
+
   it("answers only the fields asked for, with the requested and actual cost and the bucket", async () => {
     const id = store.objects.orders[0]!.id as string;
     const answer = await graphql(`query LookupOrder($id: ID!) { order(id: $id) { id name lineItems(first: 50) { nodes { id quantity } } } }`, { id });

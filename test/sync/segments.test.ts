@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
 import { customerEmail, startFakeStore } from "../../dev/shopify/fake-store";
-import { TAG_PREFIX } from "../../app/segments/segments.server";
+import { TAG_PREFIX, type MirroredSegmentRow } from "../../app/segments/segments.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
@@ -32,7 +32,7 @@ const gid = (id: number) => `gid://shopify/Segment/${id}`;
 
 interface Choices {
   available: { id: string; name: string }[] | null;
-  picked: { segmentId: string; name: string; tag: string }[];
+  picked: MirroredSegmentRow[];
 }
 
 describeEachDatabase("Shopify segments as contact tags", (database) => {
@@ -193,6 +193,131 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     expect(await pick(shop, [gid(359)])).toMatchObject({ ok: true, picked: [{ tag: "shopify-segment:Segment 259" }] });
   });
 
+  /** A fake store whose first `members` customers are the segment's members in Shopify. */
+  async function storeWithMembers(shop: string, segmentNumber: number, members: number) {
+    const store = await startFakeStore(h.app.admin, { customers: members + 5, products: 1, orders: 1 }, { seed: 11 });
+    const shopify = h.app.admin.shops.get(shop)!;
+    shopify.segments = [segment(segmentNumber, "Current")];
+    const inSegment = store.objects.customers.slice(0, members);
+    shopify.segmentMembers[gid(segmentNumber)] = inSegment.map((c) => String(c.id).split("/").pop()!);
+    // The members the service gets as contacts: subscribed, with an email.
+    const contacts = inSegment.filter((c) => customerEmail(c) && (c.defaultEmailAddress as { marketingState?: string } | null)?.marketingState === "SUBSCRIBED");
+    return { store, contacts: contacts.map((c) => customerEmail(c)!) };
+  }
+  const importRow = (shop: string, segmentId: string) => h.app.db.prisma.mirroredSegment.findUniqueOrThrow({ where: { shop_segmentId: { shop, segmentId } } });
+  const imported = (shop: string) => h.app.db.prisma.webhookDelivery.count({ where: { shop, source: "segment-import", topic: "customer.joined_segment" } });
+  const allTagged = (emails: string[], tag: string) => emails.every((e) => h.emulator.person(e)?.tags.includes(tag));
+
+  it("picking a segment tags the members it already has, page after page (more than one page of 250)", async () => {
+    const shop = newShop("segments-import");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 61, 260);
+    try {
+      expect(contacts.length).toBeGreaterThan(10);
+      await pick(shop, [gid(61)]);
+      h.startWorkers(1, FAST_POLICY);
+      await until("every current member tagged", async () => allTagged(contacts, "shopify-segment:Current"), 120_000);
+      expect(await importRow(shop, gid(61))).toMatchObject({ importStatus: "done", importTotal: 260, importDone: 260, importError: null });
+      expect(await imported(shop)).toBe(260);
+      // A customer outside the segment gets no tag.
+      const outside = store.objects.customers.slice(260).map((c) => customerEmail(c)).filter((e): e is string => Boolean(e));
+      for (const e of outside) expect(h.emulator.person(e)?.tags ?? []).not.toContain("shopify-segment:Current");
+      expect((await choices(shop)).picked[0]).toMatchObject({ importStatus: "done", importTotal: 260 });
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
+  it("a worker stopped between pages resumes from the saved cursor and loses no member", async () => {
+    const shop = newShop("segments-import-restart");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 62, 300);
+    try {
+      await pick(shop, [gid(62)]);
+      h.startWorkers(1, FAST_POLICY);
+      const first = await until("the first page saved", async () => {
+        const row = await importRow(shop, gid(62));
+        return row.importDone >= 250 ? row : undefined;
+      });
+      await h.stopWorkers();
+      const stopped = await importRow(shop, gid(62));
+      // The worker may have read the second page before it stopped; if not, the first is saved with its cursor.
+      if (stopped.importStatus !== "done") {
+        expect(stopped).toMatchObject({ importStatus: "running", importDone: 250, importCursor: expect.any(String), importLockedBy: null });
+        expect(await imported(shop)).toBe(250);
+      }
+      expect(first.importTotal).toBe(300);
+      h.startWorkers(1, FAST_POLICY);
+      await until("every current member tagged", async () => allTagged(contacts, "shopify-segment:Current"), 120_000);
+      expect(await importRow(shop, gid(62))).toMatchObject({ importStatus: "done", importDone: 300 });
+      expect(await imported(shop)).toBe(300);
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
+  it("a live join is not held behind an import in progress, and an imported join does not undo a later live leave", async () => {
+    const shop = newShop("segments-import-live");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 63, 260);
+    try {
+      const email = "live-member@example.com";
+      h.startWorkers(1, FAST_POLICY);
+      await deliver(shop, "customers/create", customerBody({ id: "7063", email, consent: "subscribed" }));
+      // A member who leaves while the import runs: Shopify still listed them when the page was read.
+      const leaver = store.objects.customers.find((c) => customerEmail(c) === contacts[0])!;
+      const leaverEmail = customerEmail(leaver)!;
+      h.emulator.setFaults({ latencyMs: 100, pathPrefix: "/api/people" });
+      await pick(shop, [gid(63)]);
+      await until("the import's deliveries queued", async () => (await importRow(shop, gid(63))).importStatus === "done");
+      await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7063", 63));
+      await deliver(shop, "customer.left_segment", { ...membership("customer.left_segment", "0", 63), customer_id: leaver.id });
+      h.emulator.clearFaults();
+      await until("every current member tagged", async () => allTagged(contacts.filter((e) => e !== leaverEmail), "shopify-segment:Current"), 120_000);
+      await h.settle();
+      const upserts = h.emulator.requests.filter((r) => r.path === "/api/people" && r.method === "POST");
+      const live = upserts.findIndex((r) => (r.body as Json).email === email && JSON.stringify((r.body as Json).tags ?? {}).includes("Current"));
+      const lastImported = upserts.findLastIndex((r) => contacts.includes((r.body as Json).email as string));
+      expect(live).toBeGreaterThanOrEqual(0);
+      expect(live).toBeLessThan(lastImported);
+      expect(h.emulator.person(email)?.tags).toContain("shopify-segment:Current");
+      if (h.emulator.person(leaverEmail)) expect(h.emulator.person(leaverEmail)?.tags).not.toContain("shopify-segment:Current");
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
+  it("an import Shopify keeps refusing stops with the reason; Try again continues it", async () => {
+    const shop = newShop("segments-import-fail");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 64, 20);
+    try {
+      await pick(shop, [gid(64)]);
+      const shopify = h.app.admin.shops.get(shop)!;
+      // Deleted in Shopify before the import ran: every page is refused.
+      const kept = shopify.segments;
+      shopify.segments = [];
+      h.startWorkers(1, FAST_POLICY);
+      const failed = await until("the import stopped", async () => {
+        const row = (await choices(shop)).picked[0];
+        return row?.importStatus === "failed" ? row : undefined;
+      });
+      expect(failed.importError).toContain("Segment does not exist");
+      shopify.segments = kept;
+      const body = new URLSearchParams([["intent", "segment-import-retry"], ["segment", gid(64)]]);
+      const res = await fetch(`${h.app.url}/app/settings.data`, {
+        method: "POST",
+        headers: { "user-agent": CHROME_UA, authorization: `Bearer ${await tokenFor(shop)}`, "content-type": "application/x-www-form-urlencoded" },
+        body: body.toString(),
+      });
+      expect(await actionData(res)).toMatchObject({ ok: true });
+      await until("every current member tagged", async () => allTagged(contacts, "shopify-segment:Current"), 60_000);
+      expect((await choices(shop)).picked[0]).toMatchObject({ importStatus: "done", importTotal: 20, importDone: 20, importError: null });
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
   it("a segment that is not the store's is refused with the reason, and nothing is saved", async () => {
     const shop = newShop("segments-bad");
     await install(h, shop);
@@ -204,6 +329,17 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
 });
 
 describe("segment tags beside the customer's own tags (planning)", () => {
+  it("an imported join read before a live leave does not put the tag back; one of a later pick does", () => {
+    const ctx = makeCtx({ segmentTags: { "3": "shopify-segment:VIP" }, now: new Date("2026-05-01T00:00:00Z") });
+    const created = planWebhook("customers/create", customerBody({ id: "2", email: "left@example.com", consent: "subscribed" }), ctx);
+    const member = { customer_id: "gid://shopify/Customer/2", segment_id: "gid://shopify/Segment/3" };
+    const left = planWebhook("customer.left_segment", member, { ...ctx, prior: created.nextState });
+    const stale = planWebhook("customer.joined_segment", { ...member, picked_at: "2026-04-30T00:00:00Z" }, { ...ctx, prior: left.nextState });
+    expect(stale).toMatchObject({ calls: [], skipped: "customer left the segment after it was picked" });
+    const later = planWebhook("customer.joined_segment", { ...member, picked_at: "2026-05-02T00:00:00Z" }, { ...ctx, prior: left.nextState });
+    expect((later.calls[0] as { body: Json }).body.tags).toEqual({ "shopify-segment:VIP": true });
+  });
+
   it("docs/event-mapping.md names the tag the app gives", () => {
     expect(CONTACT_TAG_TABLE.rows.map((r) => r.field)).toContain(`${TAG_PREFIX}<segment name>`);
   });

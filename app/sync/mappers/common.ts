@@ -60,6 +60,8 @@ export const customerSyncStateSchema = z.object({
    * apart from `tags`: a full Shopify tag list is diffed against `tags` only, never removing these.
    */
   segmentTags: z.array(z.string()).optional(),
+  /** When a live customer.left_segment last removed each segment tag: an imported join older than it is stale. */
+  segmentsLeftAt: z.record(z.string(), z.string()).optional(),
 });
 
 export const orderSyncStateSchema = z.object({

@@ -346,13 +346,21 @@ export function mapSegmentMembership(change: "joined" | "left", p: SegmentMember
   const prior = priorOf(ctx.prior, "customer");
   const objectKey = customerObjectKey(p.customer_id);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
+  // An imported join (the members the segment had when picked) read before a live "left" that
+  // has since been applied must not put the tag back.
+  const leftAt = prior?.segmentsLeftAt?.[tag];
+  if (change === "joined" && p.picked_at && leftAt && leftAt >= new Date(p.picked_at).toISOString()) {
+    return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer left the segment after it was picked" };
+  }
   const segments: TagChange = change === "joined" ? { add: [tag] } : { remove: [tag] };
   const person = planPerson(prior, prior?.email ?? null, p.customer_id, null, {}, null, ctx, segments);
+  const { [tag]: _, ...otherLefts } = person.next.segmentsLeftAt ?? {};
+  const segmentsLeftAt = change === "left" ? { ...otherLefts, [tag]: ctx.now.toISOString() } : p.picked_at ? person.next.segmentsLeftAt : otherLefts;
   return {
     objectKey,
     objectUpdatedAt: null,
     calls: person.calls,
-    nextState: person.next,
+    nextState: { ...person.next, ...(segmentsLeftAt && Object.keys(segmentsLeftAt).length ? { segmentsLeftAt } : { segmentsLeftAt: undefined }) },
     ...(person.note ? { skipped: `${person.note} (segment tag remembered for when the contact is created)` } : {}),
   };
 }
