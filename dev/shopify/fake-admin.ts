@@ -463,7 +463,10 @@ function appBridgeStub(origin: string): string {
     },
     /** what the stub showed, for browser tests */
     __toasts: toasts,
+    /** how often the app called loading(): its layout does on mount, so a count above 0 means the page is hydrated */
+    __loadingCalls: 0,
     loading: (on) => {
+      window.shopify.__loadingCalls += 1;
       let el = document.getElementById("stub-loading");
       if (on && !el) { el = document.createElement("div"); el.id = "stub-loading"; document.body.appendChild(el); }
       if (!on && el) el.remove();

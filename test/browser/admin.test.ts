@@ -4,7 +4,7 @@
 // test/browser/screenshots/ (git-ignored); LCP per page is printed, not asserted.
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, screenshotDir } from "./support";
+import { launchChromium, screenshotDir, waitForHydration } from "./support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
@@ -25,7 +25,7 @@ async function adminUrl(p: string): Promise<string> {
 /** Opens a page as the admin does (a full load with id_token) and returns its largest contentful paint in ms. */
 async function open(p: string): Promise<number> {
   await page.goto(await adminUrl(p), { waitUntil: "load" });
-  await page.waitForFunction(() => Boolean((window as { shopify?: unknown }).shopify));
+  await waitForHydration(page);
   return page.evaluate(
     () =>
       new Promise<number>((resolve) => {

@@ -5,7 +5,7 @@
 // clean-up of the top level leaves alone).
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, screenshotDir } from "./support";
+import { launchChromium, screenshotDir, waitForHydration } from "./support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMarketingClient } from "~/services/marketing/client.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -23,7 +23,7 @@ async function open(p: string): Promise<void> {
   const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
   const sep = p.includes("?") ? "&" : "?";
   await page.goto(`${h.app.url}${p}${sep}embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "load" });
-  await page.waitForFunction(() => Boolean((window as { shopify?: unknown }).shopify));
+  await waitForHydration(page);
 }
 
 /** A full-page picture once the page has settled (no load under way, not dimmed), from the top. */

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
-import { launchChromium, screenshotDir } from "./support";
+import { launchChromium, screenshotDir, waitForHydration } from "./support";
 
 const SHOP = "browser-consent.myshopify.com";
 const SHOTS = screenshotDir("consent");
@@ -23,7 +23,7 @@ let page: Page;
 async function open(p: string): Promise<void> {
   const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
   await page.goto(`${h.app.url}${p}?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "load" });
-  await page.waitForFunction(() => Boolean((window as { shopify?: unknown }).shopify));
+  await waitForHydration(page);
 }
 const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 const toasted = (text: string) =>

@@ -4,7 +4,7 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launchChromium, screenshotDir } from "./support";
+import { launchChromium, screenshotDir, waitForHydration } from "./support";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
@@ -39,7 +39,7 @@ afterAll(async () => {
 it("lists the store's segments, saves a pick on its own and shows the tag", async () => {
   const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
   await page.goto(`${h.app.url}/app/settings?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "load" });
-  await page.waitForFunction(() => Boolean((window as { shopify?: unknown }).shopify));
+  await waitForHydration(page);
   await page.getByText("Customer segments", { exact: true }).waitFor();
   await page.getByLabel("VIP").check();
   // The segment choice is not the settings form's: no "Unsaved changes" for it.

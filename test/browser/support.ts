@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 export function findChromium(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
@@ -28,4 +28,13 @@ export function screenshotDir(suite: string): string {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/**
+ * Waits until the admin page is hydrated: the fake Admin's App Bridge stub is there and the app's
+ * layout has called shopify.loading() from its first effect. A click before that is the browser's own
+ * (a full-page form submit), and React's hydration then resets a select the test had just chosen.
+ */
+export async function waitForHydration(page: Page): Promise<void> {
+  await page.waitForFunction(() => ((window as { shopify?: { __loadingCalls?: number } }).shopify?.__loadingCalls ?? 0) > 0);
 }
