@@ -1,10 +1,10 @@
-import { Form, useNavigation, useRevalidator } from "@remix-run/react";
+import { Form, useNavigation } from "@remix-run/react";
 import { Badge, BlockStack, Box, Button, InlineStack, ProgressBar, Select, Text } from "@shopify/polaris";
 import { useEffect, useRef, useState } from "react";
 import { BACKFILL_STATUS } from "../pipeline/status";
 import { historyState } from "./history-words";
 import type { HistoryView } from "./history.server";
-import { formatDuration, formatNumber, formatWhen, SectionCard, SupportDetails } from "./ui";
+import { formatDuration, formatNumber, formatWhen, SectionCard, SupportDetails, useRefreshWhile } from "./ui";
 
 const POLL_MS = 2_000;
 const isActive = (h: HistoryView) => h.status === BACKFILL_STATUS.queued || h.status === BACKFILL_STATUS.running;
@@ -43,19 +43,12 @@ export function ImportProblem({ problem }: { problem: { why: string; fix: string
 
 /** The history import on the Connection page: a live progress bar while it runs, and a restart with the orders period. */
 export function HistoryImport({ history, timeZone, ordersWindow }: { history: HistoryView | null; timeZone?: string; ordersWindow: number | null }) {
-  const revalidator = useRevalidator();
   const navigation = useNavigation();
   const [orders, setOrders] = useState(ordersWindow === null ? "365" : String(ordersWindow));
   const active = history !== null && isActive(history);
   const sending = history?.status === BACKFILL_STATUS.done && history.sending > 0;
-  // Live while it runs (and until what it read has been sent): the loader is read again every 2 s.
-  useEffect(() => {
-    if (!active && !sending) return;
-    const timer = setInterval(() => {
-      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [active, sending, revalidator]);
+  // Live while it runs (and until what it read has been sent).
+  useRefreshWhile(active || sending, POLL_MS);
   const rate = useRate(history);
 
   const progress = history && history.total ? Math.min(100, Math.round((history.done / history.total) * 100)) : 0;

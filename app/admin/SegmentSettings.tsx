@@ -2,7 +2,7 @@ import { useFetcher } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, Checkbox, InlineStack, Layout, Text } from "@shopify/polaris";
 import { useEffect, useMemo, useState } from "react";
 import type { MirroredSegmentRow, SegmentChoices } from "~/segments/segments.server";
-import { useToast } from "./ui";
+import { useRefreshWhile, useToast } from "./ui";
 
 /** The Settings page's action intent of this section's form. */
 export const SEGMENTS_INTENT = "segments";
@@ -35,6 +35,8 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
   // One toast per answer (fetcher.data is a new object per save).
   useToast(useMemo(() => (fetcher.data?.ok ? { toast: "Segment choice saved" } : undefined), [fetcher.data]));
   useEffect(() => setPicked(savedIds), [savedIds]);
+  // Tagging current members moves while the worker imports them: the progress follows without a reload.
+  useRefreshWhile(choices.picked.some((p) => p.importStatus !== "done" && p.importStatus !== "failed"), 2_000);
   const savedOf = new Map(choices.picked.map((p) => [p.segmentId, p]));
   const retry = useFetcher<SegmentActionData>();
   const tryAgain = (id: string) => {

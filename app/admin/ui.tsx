@@ -1,4 +1,4 @@
-import { isRouteErrorResponse, useRouteError } from "@remix-run/react";
+import { isRouteErrorResponse, useRevalidator, useRouteError } from "@remix-run/react";
 import {
   Banner,
   BlockStack,
@@ -39,6 +39,21 @@ export function useToast(result: { toast?: string; error?: boolean; at?: number 
  * padding and the body none. In a layout section of its own unless `section` is false (a grid cell,
  * an annotated section).
  */
+/**
+ * Reads the page's loader again every `everyMs` while `active` and the tab is visible, so a page
+ * showing work under way (an import, a replay, delivery totals) moves without a reload.
+ */
+export function useRefreshWhile(active: boolean, everyMs: number): void {
+  const revalidator = useRevalidator();
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
+    }, everyMs);
+    return () => clearInterval(timer);
+  }, [active, everyMs, revalidator]);
+}
+
 export function SectionCard({
   title,
   badge,

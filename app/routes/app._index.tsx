@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { useLoaderData, useRevalidator } from "@remix-run/react";
+import { useLoaderData } from "@remix-run/react";
 import {
   Badge,
   Banner,
@@ -16,14 +16,14 @@ import {
   Tabs,
   Text,
 } from "@shopify/polaris";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { HealthChart } from "~/admin/HealthChart";
 import { ImportProblem } from "~/admin/HistoryImport";
 import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
 import { healthView } from "~/admin/health.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
-import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen } from "~/admin/ui";
+import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen, useRefreshWhile } from "~/admin/ui";
 import { shopConsentCounts } from "~/people/people.server";
 import { ConsentCounts } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
@@ -116,15 +116,9 @@ function HistoryCard({ history, zone }: { history: HistoryView; zone: string }) 
 
 export default function SyncHealth() {
   const view = useLoaderData<typeof loader>();
-  const revalidator = useRevalidator();
   const [tab, setTab] = useState(0);
-  // The numbers move while the worker delivers: refresh every 10 s while the page is visible.
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
-    }, 10_000);
-    return () => clearInterval(timer);
-  }, [revalidator]);
+  // The numbers move while the worker delivers.
+  useRefreshWhile(true, 10_000);
 
   const { banner, totals, shop } = view;
   const statusBadge =

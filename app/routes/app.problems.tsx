@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { useEffect, useState } from "react";
-import { Form, useActionData, useLoaderData, useNavigation, useRevalidator, useSearchParams } from "@remix-run/react";
+import { useState } from "react";
+import { Form, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
 import {
   Badge,
   BlockStack,
@@ -19,7 +19,7 @@ import { failureText, topicLabel, unusableText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listReplayed, listRetrying, listUnprocessed, type ReplayOutcome } from "~/admin/problems.server";
-import { EmptyState, PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
+import { EmptyState, PageError, SectionCard, SupportDetails, formatWhen, useRefreshWhile, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
@@ -167,15 +167,7 @@ export default function Problems() {
   const result = useActionData<typeof action>();
   useToast(result);
   // While a replayed change is on its way, the page reads its outcome again every 2 s.
-  const revalidator = useRevalidator();
-  const pending = replayed.some((r) => r.outcome === "sending" || r.outcome === "retrying");
-  useEffect(() => {
-    if (!pending) return;
-    const timer = setInterval(() => {
-      if (document.visibilityState === "visible" && revalidator.state === "idle") revalidator.revalidate();
-    }, 2_000);
-    return () => clearInterval(timer);
-  }, [pending, revalidator]);
+  useRefreshWhile(replayed.some((r) => r.outcome === "sending" || r.outcome === "retrying"), 2_000);
   const [params] = useSearchParams();
   const total = groups.reduce((n, g) => n + g.count, 0);
 

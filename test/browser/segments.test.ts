@@ -1,11 +1,12 @@
 // Settings → Customer segments in headless Chromium: the store's segments are listed, a pick is
 // saved by the section's own button (the page's settings form is not touched), and the tag each
-// picked segment gives is shown.
+// picked segment gives is shown; tagging the segment's current members moves on the page without a reload.
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium, screenshotDir, waitForHydration } from "./support";
-import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { install } from "../backfill/helpers";
+import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
 const SHOP = "browser-segments.myshopify.com";
@@ -24,7 +25,12 @@ let page: Page;
 
 beforeAll(async () => {
   h = await startPipelineHarness();
-  h.app.admin.addShop({ domain: SHOP, segments: [segment(31, "VIP"), segment(32, "Win back")] });
+  h.app.admin.addShop({
+    domain: SHOP,
+    segments: [segment(31, "VIP"), segment(32, "Win back")],
+    segmentMembers: { [segment(31, "VIP").id]: ["9101", "9102", "9103"] },
+  });
+  await install(h, SHOP);
   browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
@@ -36,7 +42,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-it("lists the store's segments, saves a pick on its own and shows the tag", async () => {
+it("lists the store's segments, saves a pick on its own, shows the tag, then the members' tagging as it moves", async () => {
   const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
   await page.goto(`${h.app.url}/app/settings?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "load" });
   await waitForHydration(page);
@@ -52,4 +58,9 @@ it("lists the store's segments, saves a pick on its own and shows the tag", asyn
   expect(await page.getByLabel("VIP").isChecked()).toBe(true);
   expect(await page.getByLabel("Win back").isChecked()).toBe(false);
   await page.screenshot({ path: path.join(SHOTS, "segments-picked.png"), fullPage: true });
-});
+
+  // The worker tags the members the segment already has; the page follows without a reload.
+  h.startWorkers(1, FAST_POLICY);
+  await page.getByText("All 3 current members tagged").waitFor({ timeout: 60_000 });
+  await page.screenshot({ path: path.join(SHOTS, "segments-members-tagged.png"), fullPage: true });
+}, 120_000);
