@@ -10,7 +10,7 @@ import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
-import { kindOf, topicInfo, topicsWithRole } from "../topics";
+import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";
 import { claimCursor, claimRows, fairShareCandidates, nextCursor, setClaimCursor } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";

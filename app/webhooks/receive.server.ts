@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { readBodyLimited, readNodeBodyLimited, type LimitedBody } from "../server/body.server";
 import { config } from "../config.server";
-import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
+import { isKnownTopic, normalizeTopic, topicInfo } from "../sync/topics.server";
 
 /** Shopify sends small bodies; anything much larger is not a real delivery. */
 export const MAX_WEBHOOK_BYTES = 2 * 1024 * 1024;
