@@ -87,12 +87,19 @@ export interface SyncTopicEntry extends Facts {
   planner: Planner;
   lookup?: Lookup;
 }
-export interface OtherTopicEntry extends Facts {
-  role: Exclude<TopicRole, "sync">;
-  /** Top-level body fields that name the shop; each present one must agree with the header. */
-  bodyShopFields?: readonly string[];
+export interface ShopTopicEntry extends Facts {
+  role: "lifecycle" | "compliance";
+  /**
+   * Top-level body fields that name the shop. A signed body is replayable with any header, so for
+   * the topics that act on a whole shop or a person each one present must agree with the header
+   * (app/webhooks/receive.server.ts).
+   */
+  bodyShopFields: readonly string[];
 }
-export type TopicEntry = SyncTopicEntry | OtherTopicEntry;
+export interface BulkTopicEntry extends Facts {
+  role: "bulk";
+}
+export type TopicEntry = SyncTopicEntry | ShopTopicEntry | BulkTopicEntry;
 
 const sync = (kind: ObjectKind, label: string, plan: Planner, lookup?: Lookup): SyncTopicEntry =>
   lookup ? { kind, role: "sync", label, planner: plan, lookup } : { kind, role: "sync", label, planner: plan };
@@ -178,6 +185,12 @@ export function topicInfo(topic: string): TopicEntry | undefined {
 
 export function topicsWithRole(role: TopicRole): Topic[] {
   return (Object.keys(TOPICS) as Topic[]).filter((t) => TOPICS[t].role === role);
+}
+
+/** The body fields that name the shop in a lifecycle or compliance topic's body; none for any other. */
+export function bodyShopFields(topic: string): readonly string[] {
+  const info = topicInfo(topic);
+  return info?.role === "lifecycle" || info?.role === "compliance" ? info.bodyShopFields : [];
 }
 
 /** "customers/create" → "New customer"; a topic the app does not subscribe to shows as it is. */
