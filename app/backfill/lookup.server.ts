@@ -21,10 +21,8 @@ import { customerBody, orderBody } from "./convert";
 import { allChildren, FIRST_LINE_ITEMS } from "./children.server";
 import { CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
+import { LOOKUP_SOURCES } from "../sync/sources";
 import { topicInfo, type Lookup } from "../sync/topics.server";
-
-/** Deliveries of these sources were not sent by Shopify as news: their events go out silent. */
-export const SILENT_SOURCES: ReadonlySet<string> = new Set(["backfill", "lookup", "reconcile", "segment-import"]);
 
 /** What a sync topic needs when its object is unknown: its registry line's `lookup`. */
 function lookupOf(topic: string): Lookup | undefined {
@@ -33,8 +31,7 @@ function lookupOf(topic: string): Lookup | undefined {
 }
 
 function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
-  // An imported segment member the app never saw is read too, as for a live join.
-  if (p.route !== "sync" || (p.delivery.source !== "webhook" && p.delivery.source !== "segment-import")) return undefined;
+  if (p.route !== "sync" || !LOOKUP_SOURCES.has(p.delivery.source)) return undefined;
   const lookup = lookupOf(p.delivery.topic);
   if (lookup === "Customer without consent") {
     const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
