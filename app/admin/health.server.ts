@@ -5,7 +5,7 @@ import { importProblemText } from "./history-words";
 import { historyView, type HistoryView } from "./history.server";
 import { pauseText } from "./plain-words";
 import { countUnprocessed } from "./problems.server";
-import { kindOf } from "../topics";
+import { kindOf } from "../sync/topics.server";
 import { describeShop, type ShopSummary } from "../shops/shops.server";
 
 export type HealthStatus = "healthy" | "degraded" | "paused" | "not_connected";

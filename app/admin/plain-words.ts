@@ -2,16 +2,6 @@
  * Codes and reasons the pipeline stores (for support and the logs), in the merchant's words. The
  * stored text stays as it is; pages show these words and fold the original under "Details for support".
  */
-import { topicInfo } from "../topics";
-
-// Reminders the abandonment timer could not make are listed under this name, not a webhook topic.
-const ABANDONED_CHECKOUT = "abandoned checkout";
-
-/** "customers/create" → "New customer" (the topic registry's label); anything else shows as it is. */
-export function topicLabel(topic: string): string {
-  if (topic.trim().toLowerCase() === ABANDONED_CHECKOUT) return "Abandoned checkout reminder";
-  return topicInfo(topic)?.label ?? topic;
-}
 
 // The marketing client's error kinds (app/services/marketing/errors.ts), and the pipeline's own.
 const FAILURE_WORDS: Record<string, string> = {

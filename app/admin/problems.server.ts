@@ -3,6 +3,7 @@ import { logger } from "../logger.server";
 import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.server";
 import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
+import { topicLabel } from "../sync/topics.server";
 import { callSearchSql, describeObject, likePattern, ORDER_NAME_SQL, summariseCall } from "./calls";
 
 export interface Problem {
@@ -258,9 +259,14 @@ export async function countUnprocessed(shop: string, since?: Date): Promise<numb
   return count;
 }
 
+// Reminders the abandonment timer could not make are listed under this name, not a webhook topic.
+const ABANDONED_CHECKOUT = "abandoned checkout";
+
 export interface UnprocessedItem {
   /** what Shopify sent (its topic), or "abandoned checkout" for a reminder that could not be made */
   what: string;
+  /** `what` in the merchant's words ("New customer", "Abandoned checkout reminder") */
+  label: string;
   object: string | null;
   /** why it could not be used */
   reason: string;
@@ -279,7 +285,7 @@ export async function listUnprocessed(shop: string, options: { limit?: number } 
   const rows = await database().sql.query<{ what: string; object: string | null; reason: string | null; at: Date | string }>(
     `(SELECT topic AS what, "objectKey" AS object, "outcomeDetail" AS reason, "finishedAt" AS at ${INVALID_DELIVERIES} ORDER BY "finishedAt" DESC NULLS LAST LIMIT $2)
      UNION ALL
-     (SELECT 'abandoned checkout', 'checkout:' || "checkoutToken", "lastError", "updatedAt" ${FAILED_REMINDERS} ORDER BY "updatedAt" DESC LIMIT $2)
+     (SELECT '${ABANDONED_CHECKOUT}', 'checkout:' || "checkoutToken", "lastError", "updatedAt" ${FAILED_REMINDERS} ORDER BY "updatedAt" DESC LIMIT $2)
      ORDER BY at DESC NULLS LAST LIMIT $2`,
     [shop, options.limit ?? 20],
   );
@@ -287,6 +293,7 @@ export async function listUnprocessed(shop: string, options: { limit?: number } 
     count,
     items: rows.map((r) => ({
       what: r.what,
+      label: r.what === ABANDONED_CHECKOUT ? "Abandoned checkout reminder" : topicLabel(r.what),
       object: r.object ? describeObject(r.object) : null,
       reason: r.reason?.trim() || NO_REASON,
       at: new Date(r.at ?? 0).toISOString(),

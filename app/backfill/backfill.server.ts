@@ -25,7 +25,7 @@ import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 import { messageOf } from "../errors";
-import { kindOf } from "../topics";
+import { kindOf } from "../sync/topics.server";
 
 const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 

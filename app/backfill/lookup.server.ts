@@ -21,38 +21,23 @@ import { customerBody, orderBody } from "./convert";
 import { allChildren, FIRST_LINE_ITEMS } from "./children.server";
 import { CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
+import { LOOKUP_SOURCES } from "../sync/sources";
+import { topicInfo, type Lookup } from "../sync/topics.server";
 
-/** Deliveries of these sources were not sent by Shopify as news: their events go out silent. */
-export const SILENT_SOURCES: ReadonlySet<string> = new Set(["backfill", "lookup", "reconcile", "segment-import"]);
-
-/** Topics whose payload is not the object itself, and what they need when it is unknown. */
-const NEEDS: Record<string, "Order" | "Customer"> = {
-  "refunds/create": "Order",
-  "orders/edited": "Order",
-  "customers_email_marketing_consent/update": "Customer",
-  "customer.tags_added": "Customer",
-  "customer.tags_removed": "Customer",
-  // Only for segments the shop mirrors: any other segment's plan names no customer (no lookup).
-  "customer.joined_segment": "Customer",
-  "customer.left_segment": "Customer",
-  "customers/purchasing_summary": "Customer",
-};
-
-/**
- * Since API 2025-01 these carry the customer without its consent and tags: a customer first seen
- * this way is looked up for them. A failed lookup never holds the webhook: it is planned at once.
- */
-const CUSTOMER_WITHOUT_CONSENT = new Set(["customers/create", "customers/update"]);
+/** What a sync topic needs when its object is unknown: its registry line's `lookup`. */
+function lookupOf(topic: string): Lookup | undefined {
+  const info = topicInfo(topic);
+  return info?.role === "sync" ? info.lookup : undefined;
+}
 
 function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
-  // An imported segment member the app never saw is read too, as for a live join.
-  if (p.route !== "sync" || (p.delivery.source !== "webhook" && p.delivery.source !== "segment-import")) return undefined;
-  if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+  if (p.route !== "sync" || !LOOKUP_SOURCES.has(p.delivery.source)) return undefined;
+  const lookup = lookupOf(p.delivery.topic);
+  if (lookup === "Customer without consent") {
     const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
     return consent === undefined || consent === null ? "Customer" : undefined;
   }
-  const need = NEEDS[p.delivery.topic];
-  return need && p.objectKey?.startsWith(`${need.toLowerCase()}:`) ? need : undefined;
+  return lookup && p.objectKey?.startsWith(`${lookup.toLowerCase()}:`) ? lookup : undefined;
 }
 
 // The first 50 line items; more are paged (children.server.ts).
@@ -136,7 +121,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       fetched.set(key, "fetched");
       out.push(prepare(delivery), p);
     } catch (error) {
-      if (CUSTOMER_WITHOUT_CONSENT.has(p.delivery.topic)) {
+      if (lookupOf(p.delivery.topic) === "Customer without consent") {
         // Planned at once with what it carries: later deliveries of the batch see it as known.
         logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(error) }, "customer lookup failed; planned without it");
         missing.delete(key);

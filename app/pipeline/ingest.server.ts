@@ -2,7 +2,7 @@ import { database, type Database } from "../db.server";
 import type { PreparedStatement, SqlQueryable, SqlScalar } from "../db/migrate.server";
 import { pgliteOnDisk } from "../db/pglite.server";
 import type { VerifiedDelivery } from "./delivery";
-import { kindOf, topicInfo } from "../topics";
+import { kindOf, topicInfo } from "../sync/topics.server";
 import { logger } from "../logger.server";
 import { asWebhookInFlight } from "./webhook-priority.server";
 import { ACK_JOURNAL_POLICY, AckJournal, type JournaledDelivery } from "./ack-journal.server";

@@ -1,5 +1,5 @@
 import { wakeBackfillForBulkOperation } from "../backfill/backfill.server";
-import { fetchUnknownObjects, SILENT_SOURCES } from "../backfill/lookup.server";
+import { fetchUnknownObjects } from "../backfill/lookup.server";
 import { handleCompliance } from "../compliance/compliance.server";
 import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
@@ -10,7 +10,8 @@ import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
-import { kindOf, topicInfo, topicsWithRole } from "../topics";
+import { BACKGROUND_SOURCES, SILENT_SOURCES } from "../sync/sources";
+import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";
 import { claimCursor, claimRows, fairShareCandidates, nextCursor, setClaimCursor } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
@@ -261,7 +262,7 @@ async function persist(
       finished.push({ delivery, outcome: decision.outcome, detail: decision.detail, objectKey: p.objectKey });
       if (!decision.next) continue;
       for (const call of decision.calls) {
-        calls.push({ background: HISTORY_SOURCES.has(delivery.source), shop: delivery.shop, objectKey: p.objectKey, kind: kindOf(p.objectKey), call, deliveryId: delivery.id });
+        calls.push({ background: BACKGROUND_SOURCES.has(delivery.source), shop: delivery.shop, objectKey: p.objectKey, kind: kindOf(p.objectKey), call, deliveryId: delivery.id });
       }
       objects.set(key, decision.next);
       touched.add(key);
@@ -324,12 +325,6 @@ async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unkn
     )
     .catch((e) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }
-
-/**
- * Calls planned from these wait behind their shop's live calls. A lookup is not among them: it is
- * fetched for a live webhook, whose calls follow it.
- */
-const HISTORY_SOURCES: ReadonlySet<string> = new Set(["backfill", "reconcile", "segment-import"]);
 
 const NOT_CONNECTED = "shop not connected to the marketing service: its next connection imports the history instead";
 

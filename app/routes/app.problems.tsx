@@ -15,7 +15,7 @@ import {
 } from "@shopify/polaris";
 import { SearchCard } from "~/admin/SearchCard";
 import { NotConnectedCard } from "~/admin/ServiceUi";
-import { failureText, topicLabel, unusableText } from "~/admin/plain-words";
+import { failureText, unusableText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listReplayed, listRetrying, listUnprocessed, type ReplayOutcome } from "~/admin/problems.server";
@@ -305,7 +305,7 @@ export default function Problems() {
               {unprocessed.items.map((u, i) => (
                 <IndexTable.Row id={`${i}`} key={`${u.at}-${i}`} position={i}>
                   <IndexTable.Cell>{formatWhen(u.at, zone)}</IndexTable.Cell>
-                  <IndexTable.Cell>{topicLabel(u.what)}</IndexTable.Cell>
+                  <IndexTable.Cell>{u.label}</IndexTable.Cell>
                   <IndexTable.Cell>{u.object ?? "—"}</IndexTable.Cell>
                   <IndexTable.Cell>
                     <div style={{ whiteSpace: "normal", maxWidth: 420 }}>

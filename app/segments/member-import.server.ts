@@ -19,8 +19,9 @@ import { adminQuery } from "../backfill/admin-graphql.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
+import type { DeliverySource } from "../sync/sources";
 
-export const SEGMENT_IMPORT_SOURCE = "segment-import";
+export const SEGMENT_IMPORT_SOURCE: DeliverySource = "segment-import";
 export const IMPORT_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
 
 /** Failed pages in a row before the import stops and Settings offers "Try again". */

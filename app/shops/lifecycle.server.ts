@@ -1,8 +1,9 @@
 import type { SqlQueryable } from "../db/migrate.server";
+import { topicsWithRole } from "../sync/topics.server";
 import { checkInstallation, type Installation } from "./installation.server";
 
-/** The lifecycle topics whose effect Shopify must confirm first (see installation.server.ts). */
-const CONFIRMED_TOPICS = new Set(["app/uninstalled", "app/scopes_update"]);
+/** Every lifecycle topic's effect Shopify must confirm first (see installation.server.ts). */
+const CONFIRMED_TOPICS: ReadonlySet<string> = new Set(topicsWithRole("lifecycle"));
 
 /**
  * Asks Shopify, before the planning transaction (no network call holds it), about every shop a

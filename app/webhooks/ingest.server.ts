@@ -1,7 +1,7 @@
 import { webhooksAnswered } from "../observability/metrics.server";
 import { logger } from "../logger.server";
 import { recordDelivery } from "../pipeline/ingest.server";
-import { topicInfo } from "../topics";
+import { topicInfo } from "../sync/topics.server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   fetchWebhookRequest,

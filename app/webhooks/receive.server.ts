@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { readBodyLimited, readNodeBodyLimited, type LimitedBody } from "../server/body.server";
 import { config } from "../config.server";
-import { isKnownTopic, normalizeTopic, topicInfo } from "../topics";
+import { bodyShopFields, isKnownTopic, normalizeTopic, topicInfo } from "../sync/topics.server";
 
 /** Shopify sends small bodies; anything much larger is not a real delivery. */
 export const MAX_WEBHOOK_BYTES = 2 * 1024 * 1024;
@@ -153,16 +153,6 @@ function decodeBody(bytes: Buffer): string {
   return text;
 }
 
-// The body fields that name the shop, per topic: a signed body is replayable with any header, so
-// for the topics that act on a whole shop or a person the body must agree with the header.
-const BODY_SHOP_FIELDS: Record<string, string[]> = {
-  "app/uninstalled": ["myshopify_domain", "domain"],
-  "app/scopes_update": ["shop_domain", "myshopify_domain", "domain"],
-  "customers/data_request": ["shop_domain"],
-  "customers/redact": ["shop_domain"],
-  "shop/redact": ["shop_domain"],
-};
-
 // Keys that only the other customer privacy request carries: a signed data request re-sent as a
 // redaction (which deletes the customer's rows and the contact) is refused, and the reverse.
 const OTHER_REQUEST_KEYS: Record<string, string[]> = {
@@ -190,7 +180,7 @@ export function bodyShopMismatch(topic: string, rawBody: string, shop: string): 
   }
   if (!body || typeof body !== "object" || Array.isArray(body)) return sync ? undefined : "Body is not a JSON object";
   const record = body as Record<string, unknown>;
-  const fields = sync ? ANY_TOPIC_SHOP_FIELDS : (BODY_SHOP_FIELDS[name] ?? []);
+  const fields = sync ? ANY_TOPIC_SHOP_FIELDS : bodyShopFields(name);
   const foreign = (OTHER_REQUEST_KEYS[name] ?? []).find((k) => Object.hasOwn(record, k));
   if (foreign) return `Body is not a ${name} request (it carries ${foreign})`;
   const named = fields.map((f) => record[f]).filter((v): v is string => typeof v === "string" && v.endsWith(".myshopify.com"));

@@ -533,16 +533,24 @@ describe("health, problems and activity over the real pipeline", () => {
     );
     const data = (shop: string) =>
       loadData(h.app.url, shop, "/app/problems").then((r) =>
-        routeData<{ unprocessed: { count: number; items: { what: string; object: string | null; reason: string }[] } }>(r, "routes/app.problems"),
+        routeData<{ unprocessed: { count: number; items: { what: string; label: string; object: string | null; reason: string }[] } }>(r, "routes/app.problems"),
       );
     const mine = await data(A);
     expect(mine.unprocessed.count).toBe(2);
     expect(mine.unprocessed.items).toEqual([
-      expect.objectContaining({ what: "abandoned checkout", object: "Checkout tok-broken", reason: "could not map the checkout of reminder.me@example.com: no line items" }),
-      expect.objectContaining({ what: "customers/create", reason: expect.stringMatching(/\S/) }),
+      expect.objectContaining({
+        what: "abandoned checkout",
+        label: "Abandoned checkout reminder",
+        object: "Checkout tok-broken",
+        reason: "could not map the checkout of reminder.me@example.com: no line items",
+      }),
+      expect.objectContaining({ what: "customers/create", label: "New customer", reason: expect.stringMatching(/\S/) }),
     ]);
     const html = await (await openPage(h.app.url, A, "/app/problems")).text();
     expect(html).toContain("Could not be used");
+    // The page shows the merchant's words, which the loader computed (the registry stays on the server).
+    expect(html).toContain(">New customer<");
+    expect(html).toContain(">Abandoned checkout reminder<");
     expect((await data(B)).unprocessed).toEqual({ count: 0, items: [] });
     // The home page says so (nothing to replay, so not an alarm) and points to Problems.
     const banner = async (shop: string) =>

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { kindOf, TOPICS, topicsWithRole } from "~/topics";
+import { kindOf, TOPICS, topicsWithRole, type SyncTopicEntry } from "~/sync/topics.server";
 import { HANDLED_TOPICS, planWebhook } from "~/sync/plan";
 import { defaultSettings } from "~/sync/settings";
 import { FIXTURES_DIR } from "../support/webhooks";
@@ -22,6 +22,18 @@ describe("the topic registry", () => {
       const body = readFileSync(path.join(FIXTURES_DIR, `${topic.replace("/", ".")}.json`), "utf8");
       expect(planWebhook(topic, body, ctx).skipped ?? "", topic).not.toMatch(/is not synced/);
     }
+  });
+
+  it("every topic has a label in the merchant's words, and every sync topic a planner", () => {
+    for (const [topic, entry] of Object.entries(TOPICS)) {
+      expect(entry.label.trim(), topic).not.toBe("");
+      expect(entry.label, topic).not.toContain("/");
+      if (entry.role === "sync") expect(typeof entry.planner, topic).toBe("function");
+    }
+    // The type holds it at compile time too (npx tsc): a sync line without its planner is refused.
+    // @ts-expect-error a sync topic must name its planner
+    const missing: SyncTopicEntry = { kind: "order", role: "sync", label: "Order archived" };
+    expect(missing).toBeDefined();
   });
 
   it("buckets topics and object keys by kind", () => {

@@ -10,7 +10,7 @@ import { parseShopifyJson } from "~/sync/json";
 import { encryptSecret } from "~/shops/secrets.server";
 import { planWebhook } from "~/sync/plan";
 import { defaultSettings, parseSettings } from "~/sync/settings";
-import { TOPICS, topicsWithRole } from "~/topics";
+import { TOPICS, topicsWithRole } from "~/sync/topics.server";
 import { checkHeaders, verifyDelivery, WebhookRejection } from "~/webhooks/receive.server";
 import { startRemixOnlyServer, startTestApp, type TestApp } from "../support/app";
 import { TEST_API_SECRET } from "../support/env";

@@ -9,7 +9,7 @@ import { serviceCallSchema, type ServiceCall } from "../../app/services/marketin
 import { parseShopifyJson } from "../../app/sync/json";
 import { decide, type ObjectMemory } from "../../app/pipeline/decide";
 import { planWebhook, type ObjectSyncState, type SyncContext, type SyncPlan } from "../../app/sync/plan";
-import { normalizeTopic } from "../../app/topics";
+import { normalizeTopic } from "../../app/sync/topics.server";
 import { defaultSettings, type ShopSettings } from "../../app/sync/settings";
 
 /** Loose JSON for deep assertions on plain bodies (tests only). */

@@ -136,7 +136,7 @@ const STATE_OF_STATUS: ReadonlyMap<string, SubscriptionState> = new Map(
   (Object.entries(SUBSCRIPTION_STATES) as [SubscriptionState, StateEntry][]).flatMap(([state, e]) => (e.status ? [[e.status, state] as const] : [])),
 );
 
-/** Every topic of a subscription (registered in app/topics.ts). */
+/** Every topic of a subscription (registered in app/sync/topics.server.ts). */
 export const SUBSCRIPTION_TOPICS: readonly string[] = [...STATE_OF_TOPIC.keys()];
 
 export function subscriptionStateOfTopic(topic: string): SubscriptionState | undefined {

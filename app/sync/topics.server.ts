@@ -1,0 +1,219 @@
+/**
+ * Every webhook topic the app subscribes to, one line each: what kind of object it concerns (the
+ * counter bucket the health page shows), its role, what it means in the merchant's words, and what
+ * handles it.
+ *
+ * - sync: mapped to service calls by planWebhook through the line's planner (payload schema and
+ *   mapper), and what it needs looked up when its object is unknown (app/backfill/lookup.server.ts);
+ * - lifecycle: the app's own installation (uninstall, scope changes), acted on only once Shopify
+ *   confirms it (app/shops/lifecycle.server.ts);
+ * - compliance: the mandatory privacy topics (data request, customer and shop redaction);
+ * - bulk: Admin bulk operations finishing (history backfill).
+ *
+ * Lifecycle and compliance lines list the body fields that name the shop (the webhook route
+ * refuses a body naming another shop than the header). shopify.app.toml subscribes to exactly
+ * these topics (test/foundation/topics.test.ts holds the two together). Server-only: the planners
+ * pull in every mapper; the admin pages get labels as strings from their loaders.
+ */
+import { planner, type Planner } from "./planner";
+import type { SyncContext, SyncPlan } from "./mappers/common";
+import {
+  cartPayload,
+  checkoutPayload,
+  consentUpdatePayload,
+  customerMergePayload,
+  customerPayload,
+  customerTagsPayload,
+  deletePayload,
+  orderEditedPayload,
+  orderPayload,
+  productPayload,
+  purchasingSummaryPayload,
+  refundPayload,
+  segmentMembershipPayload,
+  subscriptionBillingAttemptPayload,
+  subscriptionBillingCyclePayload,
+  subscriptionContractPayload,
+  type SubscriptionBillingAttemptPayload,
+  type SubscriptionContractPayload,
+} from "./payloads";
+import {
+  mapConsentUpdate,
+  mapCustomerAccount,
+  mapCustomerDelete,
+  mapCustomerMerge,
+  mapCustomerTags,
+  mapCustomerUpsert,
+  mapPurchasingSummary,
+  mapSegmentMembership,
+} from "./mappers/customers";
+import { mapOrder, mapOrderDelete, mapOrderEdited } from "./mappers/orders";
+import { mapRefund } from "./mappers/refunds";
+import { mapProduct, mapProductDelete } from "./mappers/products";
+import { mapCart } from "./mappers/carts";
+import { mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
+import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription } from "./mappers/subscriptions";
+
+export type TopicRole = "sync" | "lifecycle" | "compliance" | "bulk";
+export type ObjectKind =
+  | "customer"
+  | "order"
+  | "product"
+  | "cart"
+  | "checkout"
+  | "subscription"
+  | "app"
+  | "privacy"
+  | "bulk"
+  | "other";
+
+/**
+ * What a sync topic needs from the Admin API when its object is unknown to the app:
+ * - "Order" / "Customer": the payload is not the object itself (a refund, a consent change); the
+ *   object is fetched first and the delivery waits for it;
+ * - "Customer without consent": the payload is the customer without its consent and tags (API
+ *   2025-01 on); a customer first seen this way is fetched for them, and a failed fetch never
+ *   holds the delivery.
+ */
+export type Lookup = "Order" | "Customer" | "Customer without consent";
+
+interface Facts {
+  kind: ObjectKind;
+  /** What the topic means, in the merchant's words (the admin pages show it instead of the topic). */
+  label: string;
+}
+export interface SyncTopicEntry extends Facts {
+  role: "sync";
+  planner: Planner;
+  lookup?: Lookup;
+}
+export interface ShopTopicEntry extends Facts {
+  role: "lifecycle" | "compliance";
+  /**
+   * Top-level body fields that name the shop. A signed body is replayable with any header, so for
+   * the topics that act on a whole shop or a person each one present must agree with the header
+   * (app/webhooks/receive.server.ts).
+   */
+  bodyShopFields: readonly string[];
+}
+export interface BulkTopicEntry extends Facts {
+  role: "bulk";
+}
+export type TopicEntry = SyncTopicEntry | ShopTopicEntry | BulkTopicEntry;
+
+const sync = (kind: ObjectKind, label: string, plan: Planner, lookup?: Lookup): SyncTopicEntry =>
+  lookup ? { kind, role: "sync", label, planner: plan, lookup } : { kind, role: "sync", label, planner: plan };
+const lifecycle = (label: string, bodyShopFields: readonly string[]) => ({ kind: "app", role: "lifecycle", label, bodyShopFields }) as const;
+const compliance = (label: string) => ({ kind: "privacy", role: "compliance", label, bodyShopFields: ["shop_domain"] }) as const;
+
+const contract = planner(subscriptionContractPayload, (s: SubscriptionContractPayload, ctx: SyncContext, topic: string): SyncPlan => mapSubscription(topic, s, ctx));
+const billingAttempt = planner(subscriptionBillingAttemptPayload, (a: SubscriptionBillingAttemptPayload, ctx: SyncContext, topic: string) => mapBillingAttempt(topic, a, ctx));
+
+/** Adding a topic: one line here, and the topic in shopify.app.toml. */
+export const TOPICS = {
+  "customers/create": sync("customer", "New customer", planner(customerPayload, (c, ctx) => mapCustomerUpsert("created", c, ctx)), "Customer without consent"),
+  "customers/update": sync("customer", "Customer updated", planner(customerPayload, (c, ctx) => mapCustomerUpsert("updated", c, ctx)), "Customer without consent"),
+  "customers/delete": sync("customer", "Customer deleted", planner(customerPayload, mapCustomerDelete)),
+  "customers/enable": sync("customer", "Customer account enabled", planner(customerPayload, (c, ctx) => mapCustomerAccount("enabled", c, ctx))),
+  "customers/disable": sync("customer", "Customer account disabled", planner(customerPayload, (c, ctx) => mapCustomerAccount("disabled", c, ctx))),
+  "customers_email_marketing_consent/update": sync("customer", "Email consent changed", planner(consentUpdatePayload, mapConsentUpdate), "Customer"),
+  "customers/merge": sync("customer", "Customers merged", planner(customerMergePayload, mapCustomerMerge)),
+  "customers/purchasing_summary": sync("customer", "Customer purchase totals", planner(purchasingSummaryPayload, mapPurchasingSummary), "Customer"),
+  "customer.tags_added": sync("customer", "Customer tags added", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("add", p, ctx)), "Customer"),
+  "customer.tags_removed": sync("customer", "Customer tags removed", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("remove", p, ctx)), "Customer"),
+  // Looked up only for segments the shop mirrors: any other segment's plan names no customer.
+  "customer.joined_segment": sync("customer", "Customer joined a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("joined", m, ctx)), "Customer"),
+  "customer.left_segment": sync("customer", "Customer left a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("left", m, ctx)), "Customer"),
+  "orders/create": sync("order", "New order", planner(orderPayload, (o, ctx) => mapOrder("create", o, ctx))),
+  "orders/updated": sync("order", "Order updated", planner(orderPayload, (o, ctx) => mapOrder("updated", o, ctx))),
+  "orders/paid": sync("order", "Order paid", planner(orderPayload, (o, ctx) => mapOrder("paid", o, ctx))),
+  "orders/fulfilled": sync("order", "Order fulfilled", planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx))),
+  "orders/partially_fulfilled": sync("order", "Order partly fulfilled", planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx))),
+  "orders/cancelled": sync("order", "Order cancelled", planner(orderPayload, (o, ctx) => mapOrder("cancelled", o, ctx))),
+  "orders/edited": sync("order", "Order edited", planner(orderEditedPayload, mapOrderEdited), "Order"),
+  "orders/delete": sync("order", "Order deleted", planner(deletePayload, (d, ctx) => mapOrderDelete(d.id, ctx))),
+  "refunds/create": sync("order", "Refund", planner(refundPayload, mapRefund), "Order"),
+  "products/create": sync("product", "New product", planner(productPayload, (p, ctx) => mapProduct("create", p, ctx))),
+  "products/update": sync("product", "Product updated", planner(productPayload, (p, ctx) => mapProduct("update", p, ctx))),
+  "products/delete": sync("product", "Product deleted", planner(deletePayload, (d, ctx) => mapProductDelete(d.id, ctx))),
+  "carts/create": sync("cart", "New cart", planner(cartPayload, (c, ctx) => mapCart("created", c, ctx))),
+  "carts/update": sync("cart", "Cart updated", planner(cartPayload, (c, ctx) => mapCart("updated", c, ctx))),
+  "checkouts/create": sync("checkout", "New checkout", planner(checkoutPayload, mapCheckout)),
+  "checkouts/update": sync("checkout", "Checkout updated", planner(checkoutPayload, mapCheckout)),
+  "checkouts/delete": sync("checkout", "Checkout deleted", planner(checkoutPayload, mapCheckoutDelete)),
+  "subscription_contracts/create": sync("subscription", "New subscription", contract),
+  "subscription_contracts/update": sync("subscription", "Subscription updated", contract),
+  "subscription_contracts/activate": sync("subscription", "Subscription activated", contract),
+  "subscription_contracts/pause": sync("subscription", "Subscription paused", contract),
+  "subscription_contracts/cancel": sync("subscription", "Subscription cancelled", contract),
+  "subscription_contracts/expire": sync("subscription", "Subscription expired", contract),
+  "subscription_contracts/fail": sync("subscription", "Subscription failed", contract),
+  "subscription_billing_attempts/success": sync("subscription", "Subscription renewed", billingAttempt),
+  "subscription_billing_attempts/failure": sync("subscription", "Subscription payment failed", billingAttempt),
+  "subscription_billing_attempts/challenged": sync("subscription", "Subscription payment needs the customer's confirmation", billingAttempt),
+  "subscription_billing_cycles/skip": sync("subscription", "Subscription delivery skipped", planner(subscriptionBillingCyclePayload, mapBillingCycleSkip)),
+  "app/uninstalled": lifecycle("App uninstalled", ["myshopify_domain", "domain"]),
+  "app/scopes_update": lifecycle("App permissions changed", ["shop_domain", "myshopify_domain", "domain"]),
+  "customers/data_request": compliance("Customer data request"),
+  "customers/redact": compliance("Customer erasure request"),
+  "shop/redact": compliance("Store erasure request"),
+  "bulk_operations/finish": { kind: "bulk", role: "bulk", label: "Shopify export finished" },
+} as const satisfies Record<string, TopicEntry>;
+
+export type Topic = keyof typeof TOPICS;
+/** The topics planWebhook maps to service calls, each through its line's planner. */
+export type SyncTopic = { [T in Topic]: (typeof TOPICS)[T]["role"] extends "sync" ? T : never }[Topic];
+
+/**
+ * "orders/create", "ORDERS/CREATE", "orders.create" (fixture file names) → "orders/create". A topic
+ * Shopify itself names with a dot (customer.tags_added) stays as it is.
+ */
+export function normalizeTopic(topic: string): string {
+  const t = topic.trim().toLowerCase();
+  return Object.hasOwn(TOPICS, t) ? t : t.replace(/\./g, "/");
+}
+
+export function isKnownTopic(topic: string): topic is Topic {
+  return Object.hasOwn(TOPICS, topic);
+}
+
+/** The registry line of a topic the app subscribes to; undefined for any other. */
+export function topicInfo(topic: string): TopicEntry | undefined {
+  const t = normalizeTopic(topic);
+  return isKnownTopic(t) ? TOPICS[t] : undefined;
+}
+
+export function topicsWithRole(role: TopicRole): Topic[] {
+  return (Object.keys(TOPICS) as Topic[]).filter((t) => TOPICS[t].role === role);
+}
+
+/** The body fields that name the shop in a lifecycle or compliance topic's body; none for any other. */
+export function bodyShopFields(topic: string): readonly string[] {
+  const info = topicInfo(topic);
+  return info?.role === "lifecycle" || info?.role === "compliance" ? info.bodyShopFields : [];
+}
+
+/** "customers/create" → "New customer"; a topic the app does not subscribe to shows as it is. */
+export function topicLabel(topic: string): string {
+  return topicInfo(topic)?.label ?? topic;
+}
+
+// Object keys are "<kind>:<id>" (customer:123, checkout:abc, unhandled:<topic>).
+const OBJECT_KEY_KINDS: Record<string, ObjectKind> = {
+  customer: "customer",
+  order: "order",
+  product: "product",
+  cart: "cart",
+  checkout: "checkout",
+  subscription: "subscription",
+};
+
+/**
+ * Counter bucket of a topic or an object key: customers/update → customer, checkout:abc →
+ * checkout. Anything else counts as "other".
+ */
+export function kindOf(topicOrKey: string): ObjectKind {
+  const info = topicInfo(topicOrKey);
+  if (info) return info.kind;
+  return OBJECT_KEY_KINDS[topicOrKey.split(":")[0]] ?? "other";
+}
