@@ -1,5 +1,6 @@
 import { webhooksAnswered } from "../observability/metrics.server";
 import { logger } from "../logger.server";
+import type { VerifiedDelivery } from "../pipeline/delivery";
 import { recordDelivery } from "../pipeline/ingest.server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
@@ -8,7 +9,6 @@ import {
   verifyWebhook,
   WebhookRejection,
   type HeaderSource,
-  type VerifiedDelivery,
   type WebhookRequest,
 } from "./receive.server";
 
