@@ -2,22 +2,38 @@ import { database, type Database } from "../db.server";
 import type { PreparedStatement, SqlQueryable, SqlScalar } from "../db/migrate.server";
 import { pgliteOnDisk } from "../db/pglite.server";
 import type { VerifiedDelivery } from "./delivery";
-import { kindOf, topicInfo } from "../sync/topics.server";
+import { kindOf, topicInfo, type TopicRole } from "../sync/topics.server";
 import { logger } from "../logger.server";
 import { asWebhookInFlight } from "./webhook-priority.server";
 import { ACK_JOURNAL_POLICY, AckJournal, type JournaledDelivery } from "./ack-journal.server";
 
 /**
+ * What recording a delivery came to. Only "unknown-shop" is refused (the route answers 404);
+ * Shopify's retries of a refused delivery find the same answer.
+ */
+export type RecordingResult =
+  /** Stored with its pending work (the row is the queue entry), counted. */
+  | "recorded"
+  /** An Event-Id already stored for the shop and topic: counted only. */
+  | "duplicate"
+  /** Appended to PGlite's acknowledgement journal, stored moments later (see below). */
+  | "journaled"
+  /** A privacy request for a shop with no row: nothing is stored about it, so it is fulfilled as it stands. */
+  | "no-data"
+  /** A lifecycle topic for a shop never installed; a sync or bulk topic for one never installed or uninstalled. */
+  | "unknown-shop";
+
+/**
  * Records a verified delivery and its pending work in one statement, before it is acknowledged.
  * A repeat of an Event-Id already recorded for the shop and topic is only counted. A delivery for
  * a shop the app does not know (never installed, or uninstalled for anything but lifecycle and
- * compliance topics, which Shopify sends after an uninstall) is not recorded at all: "unknown".
+ * compliance topics, which Shopify sends after an uninstall) is not recorded at all.
  *
  * On embedded PGlite, a delivery for a shop recently seen installed is journaled instead
  * ("journaled", app/pipeline/ack-journal.server.ts) and recorded moments later, in a batch, by
  * the same statement, which checks the shop again: one uninstalled meanwhile gets nothing.
  */
-export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | "duplicate" | "unknown-shop" | "journaled"> {
+export async function recordDelivery(d: VerifiedDelivery): Promise<RecordingResult> {
   const db = database();
   const state = ingestState(db);
   const journal = await state.journal;
@@ -25,11 +41,16 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<"recorded" | 
     const delivery: JournaledDelivery = { ...d, receivedAt: new Date().toISOString() };
     if (await asWebhookInFlight(async () => journal.append(delivery))) return "journaled";
   }
-  const afterUninstall = recordedAfterUninstall(d.topic);
+  const role = topicInfo(d.topic)?.role;
   const rows = await asWebhookInFlight(() => db.sql.prepared<{ inserted: number }>(RECORD_DELIVERY, recordingParams(d, null)));
-  if (!rows.length) return "unknown-shop";
+  if (!rows.length) {
+    if (role !== "compliance") return "unknown-shop";
+    // Answering 200 stops Shopify retrying the request for days; the log is its only trace.
+    logger().info({ shop: d.shop, topic: d.topic }, "compliance request for a shop with no data");
+    return "no-data";
+  }
   // Lifecycle and compliance topics are recorded for uninstalled shops too: no proof of an install.
-  if (!afterUninstall) state.installed.set(d.shop, Date.now() + ACK_JOURNAL_POLICY.installedShopTtlMs);
+  if (!recordedAfterUninstall(role)) state.installed.set(d.shop, Date.now() + ACK_JOURNAL_POLICY.installedShopTtlMs);
   return Number(rows[0].inserted) === 1 ? "recorded" : "duplicate";
 }
 
@@ -44,10 +65,7 @@ export async function journaledBacklog(): Promise<number> {
   return (await ingestState(database()).journal)?.backlog ?? 0;
 }
 
-const recordedAfterUninstall = (topic: string) => {
-  const role = topicInfo(topic)?.role;
-  return role === "lifecycle" || role === "compliance";
-};
+const recordedAfterUninstall = (role: TopicRole | undefined) => role === "lifecycle" || role === "compliance";
 
 interface IngestState {
   /** Only on an on-disk PGlite without fsync (see the journal's durability note). */
@@ -92,7 +110,7 @@ function recordingParams(d: VerifiedDelivery, receivedAt: string | null): SqlSca
     d.apiVersion,
     d.rawBody,
     kindOf(d.topic),
-    recordedAfterUninstall(d.topic),
+    recordedAfterUninstall(topicInfo(d.topic)?.role),
     receivedAt,
   ];
 }

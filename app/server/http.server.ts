@@ -7,7 +7,7 @@ import path from "node:path";
 import type { Server } from "node:http";
 import { answerHealthRequest } from "../observability/endpoints.server";
 import { closeGracefully } from "./close.server";
-import { answerUnexpectedError } from "../webhooks/errors.server";
+import { answerUnexpectedError } from "./errors.server";
 import { receiveNodeWebhook } from "../webhooks/ingest.server";
 
 export interface RunningHttpServer {

@@ -1,7 +1,7 @@
 import { webhooksAnswered } from "../observability/metrics.server";
 import { logger } from "../logger.server";
+import type { VerifiedDelivery } from "../pipeline/delivery";
 import { recordDelivery } from "../pipeline/ingest.server";
-import { topicInfo } from "../sync/topics.server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   fetchWebhookRequest,
@@ -9,7 +9,6 @@ import {
   verifyWebhook,
   WebhookRejection,
   type HeaderSource,
-  type VerifiedDelivery,
   type WebhookRequest,
 } from "./receive.server";
 
@@ -62,15 +61,7 @@ export function receiveNodeWebhook(req: IncomingMessage, res: ServerResponse, ne
 
 async function acknowledge(delivery: VerifiedDelivery): Promise<void> {
   const result = await recordDelivery(delivery);
-  if (result === "unknown-shop" && topicInfo(delivery.topic)?.role === "compliance") {
-    // Nothing is stored about a shop the app does not know (or already purged): the request is
-    // fulfilled as it stands, and answering 200 stops Shopify retrying it for days.
-    logger().info({ shop: delivery.shop, topic: delivery.topic }, "compliance request for a shop with no data");
-    return;
-  }
-  if (result === "unknown-shop") {
-    throw new WebhookRejection(404, "Shop not installed");
-  }
+  if (result === "unknown-shop") throw new WebhookRejection(404, "Shop not installed");
   logger().debug({ shop: delivery.shop, topic: delivery.topic, eventId: delivery.eventId, result }, "webhook recorded");
 }
 

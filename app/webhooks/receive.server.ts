@@ -3,6 +3,8 @@ import type { IncomingMessage } from "node:http";
 import { readBodyLimited, readNodeBodyLimited, type LimitedBody } from "../server/body.server";
 import { config } from "../config.server";
 import { bodyShopFields, isKnownTopic, normalizeTopic, topicInfo } from "../sync/topics.server";
+// What verification yields, and all it yields: the record the pipeline keeps, no headers.
+import type { VerifiedDelivery } from "../pipeline/delivery";
 
 /** Shopify sends small bodies; anything much larger is not a real delivery. */
 export const MAX_WEBHOOK_BYTES = 2 * 1024 * 1024;
@@ -20,10 +22,6 @@ const HEADER_LIMITS: Record<string, number> = {
 };
 /** A shop's permanent domain: what Shopify puts in X-Shopify-Shop-Domain. */
 export const SHOP_DOMAIN = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
-
-/** What verification yields: the record the pipeline keeps (app/pipeline/delivery.ts). */
-export { verifiedDeliverySchema, type VerifiedDelivery } from "../pipeline/delivery";
-import type { VerifiedDelivery } from "../pipeline/delivery";
 
 /** A delivery that is not genuine or not well-formed, with the status to answer. */
 export class WebhookRejection extends Error {

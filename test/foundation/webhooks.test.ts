@@ -109,6 +109,27 @@ describeEachDatabase("webhook endpoint", (database) => {
       expect(row.rawBody).toBe(fixture("orders/create"));
     });
 
+    it("answers 200 to privacy requests for a shop it does not know and stores nothing about that shop; 404 to its app/uninstalled", async () => {
+      const stranger = "never-installed.myshopify.com";
+      const requests = [
+        ["customers/redact", { shop_id: 1, shop_domain: stranger, customer: { id: 5, email: "a@example.com" }, orders_to_redact: [7] }],
+        ["customers/data_request", { shop_id: 1, shop_domain: stranger, customer: { id: 5 }, orders_requested: [7] }],
+        ["shop/redact", { shop_id: 1, shop_domain: stranger }],
+      ] as const;
+      for (const [topic, body] of requests) {
+        // Shopify's retry (same event) gets the same answer: nothing makes it retry for days.
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const res = await sendWebhook(app.url, { topic, shop: stranger, body, eventId: `privacy-${topic}` });
+          expect(res.status, topic).toBe(200);
+        }
+      }
+      const lifecycle = await sendWebhook(app.url, { topic: "app/uninstalled", shop: stranger, body: { id: 1, myshopify_domain: stranger } });
+      expect(lifecycle.status).toBe(404);
+      expect(await app.db.prisma.webhookDelivery.count({ where: { shop: stranger } })).toBe(0);
+      expect(await app.db.prisma.syncCounter.count({ where: { shop: stranger } })).toBe(0);
+      expect(await app.db.prisma.shop.count({ where: { domain: stranger } })).toBe(0);
+    });
+
     it("stores bodies and headers exactly, whatever quotes, backslashes and SQL they hold, and counts a repeat once", async () => {
       const hostile = [
         String.raw`{"note":"it's","q":"''","b":"\\","bq":"\\'","sql":"'); DELETE FROM \"Shop\"; --"}`,
