@@ -31,38 +31,37 @@
  * ceiling has `--concurrency` calls in flight, as one worker has at most).
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { request as undiciRequest, type Dispatcher } from "undici";
 import { applyTestEnv } from "../test/support/env";
 import {
-  createBenchDatabase,
+  connectBenchShop,
   fmt,
   median,
   timeStatements,
   meterCpu,
   mib,
+  openBenchDatabase,
   postgresAdminUrl,
+  printMachine,
   printTable,
+  recordCustomerCreate,
   sampleRss,
   sleep,
+  startBenchWorkers,
   startEmulatorProcess,
   startProfiler,
   type EmulatorProcess,
 } from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
-const { openDatabase, installDatabase } = await import("../app/db.server");
-const { moveJournaledDeliveries, recordDelivery } = await import("../app/pipeline/ingest.server");
-const { startWorker, refreshQueueStatistics } = await import("../app/pipeline/worker.server");
+const { moveJournaledDeliveries } = await import("../app/pipeline/ingest.server");
+const { refreshQueueStatistics } = await import("../app/pipeline/worker.server");
 const { planDeliveries } = await import("../app/pipeline/plan.server");
 const { deliverCalls } = await import("../app/pipeline/deliver.server");
 const { PIPELINE_POLICY } = await import("../app/pipeline/policy");
 const { WEBHOOK_PRIORITY } = await import("../app/pipeline/webhook-priority.server");
-const { connectShop } = await import("../app/shops/connection.server");
-const { customerBody } = await import("../test/support/pipeline");
 
 const TARGETS = { pglite: 300, postgres: 1_000 } as const;
 
@@ -159,16 +158,12 @@ async function main(): Promise<void> {
     const label = plan.db === "pglite" ? "PGlite" : "PostgreSQL";
     process.stdout.write(`  ${label}, ${plan.phases ? "phases" : `${plan.workers} worker(s)`}${orderLabel(plan.order)}${rounds > 1 ? ` (round ${round})` : ""} … `);
     const emulator = await startEmulatorProcess();
-    const pgDb = plan.db === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;
-    const dir = plan.db === "pglite" ? (values["pglite-memory"] ? "memory://" : mkdtempSync(path.join(tmpdir(), "ms-bench-pglite-"))) : undefined;
-    const db = openDatabase(pgDb ? { kind: "postgres", url: pgDb.url } : { kind: "pglite", dataDir: dir! });
+    const { db, close } = await openBenchDatabase(plan.db, { adminUrl, pgliteMemory: values["pglite-memory"] });
     try {
-      await db.migrate();
-      installDatabase(db);
       const statements = values.statements ? timeStatements(db) : undefined;
       const shop = `bench-delivery-${randomUUID().slice(0, 8)}.myshopify.com`;
       // Deliveries are recorded only for an installed shop: connect (which installs) first.
-      await connectShop(shop, { apiKey: emulator.apiKey, baseUrl: emulator.url, importHistory: false });
+      await connectBenchShop(shop, emulator);
 
       // 1. Record the deliveries as the webhook route does (PGlite runs one query at a time anyway).
       const recordStart = performance.now();
@@ -178,16 +173,7 @@ async function main(): Promise<void> {
         Array.from({ length: plan.db === "pglite" ? 1 : 16 }, async () => {
           while (next < customers) {
             const i = next++;
-            const id = String(base + i);
-            await recordDelivery({
-              shop,
-              topic: "customers/create",
-              webhookId: randomUUID(),
-              eventId: randomUUID(),
-              triggeredAt: new Date().toISOString(),
-              apiVersion: "2026-04",
-              rawBody: JSON.stringify(customerBody({ id, updatedAt: "2026-03-01T12:00:00Z" })),
-            });
+            await recordCustomerCreate(shop, { id: String(base + i), updatedAt: "2026-03-01T12:00:00Z" });
           }
         }),
       );
@@ -232,11 +218,11 @@ async function main(): Promise<void> {
         deliveryStage = delivered / ((t2 - t1) / 1000);
         note = `plan ${planned} deliveries in ${fmt((t1 - t0) / 1000, 2)} s (${fmt(planned / ((t1 - t0) / 1000), 0)}/s); deliver ${delivered} calls in ${fmt((t2 - t1) / 1000, 2)} s (${fmt(deliveryStage, 0)}/s)`;
       } else {
-        const workers = Array.from({ length: plan.workers }, (_, k) => startWorker({ id: `bench-${plan.db}-${k + 1}`, policy: policyOf(plan.order) }));
+        const workers = await startBenchWorkers(plan.workers, `bench-${plan.db}`, policyOf(plan.order));
         try {
-          await Promise.all(workers.map((w) => w.idle({ timeoutMs: 600_000 })));
+          await workers.idle(600_000);
         } finally {
-          await Promise.all(workers.map((w) => w.stop()));
+          await workers.stop();
         }
       }
       const seconds = (performance.now() - t0) / 1000;
@@ -284,10 +270,7 @@ async function main(): Promise<void> {
       }
       console.log(`${fmt(calls / seconds, 0)} calls/s`);
     } finally {
-      installDatabase(undefined);
-      await db.close();
-      await pgDb?.drop();
-      if (dir && dir !== "memory://") rmSync(dir, { recursive: true, force: true });
+      await close();
       await emulator.close();
     }
   }
@@ -403,7 +386,7 @@ async function main(): Promise<void> {
     );
   }
   for (const r of statementReports) console.log(`\nstatements, ${r.label} (time from call to answer: includes waiting for the connection):\n${r.text}`);
-  console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
+  printMachine();
   console.log("\nseconds = workers started → all idle() (deliveries were all queued before, the burst of recording them over); steady = first delivered call → last (without the workers' start-up: lease release, the first prune, statistics, the storefront refresh), the pace compared with the ceiling; calls = OutboundCall rows delivered; RSS of this process (app + workers + PGlite).");
 }
 

@@ -22,22 +22,30 @@
  * `--workers`).
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { applyTestEnv } from "../test/support/env";
-import { createBenchDatabase, fmt, postgresAdminUrl, printTable, sleep } from "./support";
+import {
+  connectBenchShop,
+  fmt,
+  openBenchDatabase,
+  percentileOf as percentile,
+  postgresAdminUrl,
+  printMachine,
+  printTable,
+  recordCustomerCreate,
+  sleep,
+  startBenchWorkers,
+  type BenchDb as Db,
+} from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
-const { openDatabase, installDatabase } = await import("../app/db.server");
-const { recordDelivery, moveJournaledDeliveries } = await import("../app/pipeline/ingest.server");
-const { startWorker } = await import("../app/pipeline/worker.server");
-const { connectShop } = await import("../app/shops/connection.server");
-const { customerBody } = await import("../test/support/pipeline");
+const { moveJournaledDeliveries } = await import("../app/pipeline/ingest.server");
 const { startEmulator } = await import("../dev/emulator/server");
 
-type Db = "pglite" | "postgres";
+const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
+                          [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
+(what each option means: the comment at the top of bench/fairness.ts)`;
+
 interface Scenario {
   name: string;
   flood: number;
@@ -56,12 +64,6 @@ interface Result {
   limitedAsked: number;
 }
 
-const percentile = (values: number[], p: number) => {
-  if (!values.length) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -74,8 +76,13 @@ async function main(): Promise<void> {
       "cap-s": { type: "string", default: "150" },
       postgres: { type: "boolean", default: false },
       "no-postgres": { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
     },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const floods = values.flood.split(",").map(Number);
   const shops = Number(values.shops);
   const everyMs = Number(values["every-ms"]);
@@ -145,6 +152,7 @@ async function main(): Promise<void> {
     ["db", "scenario", "changes", "p50 ms", "p90 ms", "p99 ms", "max ms", "worst shop p99 / bound ms", "bound", "not arrived", "flood customers delivered", "429s answered"],
     rows,
   );
+  printMachine();
 }
 
 async function run(
@@ -153,21 +161,19 @@ async function run(
   o: { adminUrl: string | undefined; shops: number; everyMs: number; aloneMs: number; capMs: number; latencyMs: number; workers: number },
 ): Promise<Result> {
   const emulator = await startEmulator({ port: 0 });
-  const pgDb = db === "postgres" ? await createBenchDatabase(o.adminUrl!) : undefined;
-  const dir = db === "pglite" ? mkdtempSync(path.join(tmpdir(), "ms-bench-fair-")) : undefined;
-  const database = openDatabase(pgDb ? { kind: "postgres", url: pgDb.url } : { kind: "pglite", dataDir: dir! });
+  const { close } = await openBenchDatabase(db, { adminUrl: o.adminUrl, tmpPrefix: "ms-bench-fair-" });
   const tag = randomUUID().slice(0, 6);
   const quiet = Array.from({ length: o.shops }, (_, i) => `fair-${tag}-quiet-${String(i).padStart(3, "0")}.myshopify.com`);
   const flood = `fair-${tag}-flood.myshopify.com`;
   const limited = `fair-${tag}-limited.myshopify.com`;
-  const workers: { stop(): Promise<void> }[] = [];
+  // Each shop on its own account: the 429 fault is set on one account only.
+  const account = () => ({ url: emulator.url, apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey });
+  let workers: { stop(): Promise<void> } | undefined;
   try {
-    await database.migrate();
-    installDatabase(database);
-    for (const shop of quiet) await connectShop(shop, { apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey, baseUrl: emulator.url, importHistory: false });
-    await connectShop(flood, { apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey, baseUrl: emulator.url, importHistory: false });
+    for (const shop of quiet) await connectBenchShop(shop, account());
+    await connectBenchShop(flood, account());
     const limitedAccount = emulator.createAccount({ doubleOptIn: false });
-    await connectShop(limited, { apiKey: limitedAccount.apiKey, baseUrl: emulator.url, importHistory: false });
+    await connectBenchShop(limited, { url: emulator.url, apiKey: limitedAccount.apiKey });
     emulator.requests.length = 0;
     emulator.setFaults({
       latencyMs: o.latencyMs,
@@ -175,18 +181,9 @@ async function run(
     });
 
     let seq = 0;
-    const record = (shop: string, email: string) =>
-      recordDelivery({
-        shop,
-        topic: "customers/create",
-        webhookId: randomUUID(),
-        eventId: randomUUID(),
-        triggeredAt: new Date().toISOString(),
-        apiVersion: "2026-04",
-        rawBody: JSON.stringify(customerBody({ id: String(9_000_000 + ++seq), email })),
-      });
+    const record = (shop: string, email: string) => recordCustomerCreate(shop, { id: String(9_000_000 + ++seq), email });
 
-    for (let k = 0; k < o.workers; k++) workers.push(startWorker({ id: `bench-fair-${db}-${k + 1}` }));
+    workers = await startBenchWorkers(o.workers, `bench-fair-${db}`);
     const sent = new Map<string, { shop: string; at: number }>();
     let stop = false;
     const quietLoops = [...quiet, ...(scenario.limited ? [limited] : [])].map(async (shop, i) => {
@@ -261,11 +258,8 @@ async function run(
     const limitedAsked = emulator.requests.filter((r) => r.fault === "429").length;
     return { db, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, limitedAsked };
   } finally {
-    await Promise.all(workers.map((w) => w.stop()));
-    installDatabase(undefined);
-    await database.close();
-    await pgDb?.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await workers?.stop();
+    await close();
     await emulator.close();
   }
 }

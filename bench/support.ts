@@ -1,19 +1,22 @@
 /**
  * Shared helpers of the benchmarks: argument parsing, percentiles, aligned tables, PostgreSQL
- * bench databases, RSS sampling, and the marketing-service emulator in a child process.
+ * bench databases, a fresh database per run, connected shops, recorded webhooks, workers, RSS
+ * sampling, and the marketing-service emulator in a child process.
  *
  * Run as a program (`--emulator-child`) it IS that child: it starts the emulator and answers
  * the parent over IPC. Benchmarks print figures; they never assert.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { Database } from "../app/db.server";
 import type { SqlQueryable } from "../app/db/migrate.server";
+import type { PipelinePolicy } from "../app/pipeline/policy";
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and tables
@@ -23,6 +26,11 @@ export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return Number.NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+/** The same of values in any order. */
+export function percentileOf(values: number[], p: number): number {
+  return percentile([...values].sort((a, b) => a - b), p);
 }
 
 export function median(values: number[]): number {
@@ -49,6 +57,11 @@ export function printTable(headers: string[], rows: (string | number)[][]): void
   console.log(line(headers));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const r of cells.slice(1)) console.log(line(r));
+}
+
+/** The machine line every benchmark ends with: its figures mean little without the load beside them. */
+export function printMachine(): void {
+  console.log(`\nmachine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other processes share these cores: compare runs made alike).`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,6 +211,80 @@ export async function createBenchDatabase(adminUrl: string): Promise<{ url: stri
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   return { url: u.href, name, drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A run's database, shops, webhooks and workers. The app's modules are imported when first used:
+// a benchmark sets the environment (applyTestEnv) before any of them reads its configuration.
+
+export type BenchDb = "pglite" | "postgres";
+
+/**
+ * A fresh, migrated database made the process database: PGlite in a temporary directory (or in
+ * memory), or a new ms_bench_* PostgreSQL database on `adminUrl`. close() removes it again.
+ */
+export async function openBenchDatabase(
+  kind: BenchDb,
+  options: { adminUrl?: string; pgliteMemory?: boolean; tmpPrefix?: string } = {},
+): Promise<{ db: Database; close(): Promise<void> }> {
+  const { openDatabase, installDatabase } = await import("../app/db.server");
+  if (kind === "postgres" && !options.adminUrl) throw new Error("a PostgreSQL run needs the admin URL (postgresAdminUrl)");
+  const pgDb = kind === "postgres" ? await createBenchDatabase(options.adminUrl!) : undefined;
+  const dir = kind === "pglite" ? (options.pgliteMemory ? "memory://" : mkdtempSync(path.join(tmpdir(), options.tmpPrefix ?? "ms-bench-pglite-"))) : undefined;
+  const db = openDatabase(pgDb ? { kind: "postgres", url: pgDb.url } : { kind: "pglite", dataDir: dir! });
+  const close = async () => {
+    installDatabase(undefined);
+    await db.close();
+    await pgDb?.drop();
+    if (dir && dir !== "memory://") rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await db.migrate();
+    installDatabase(db);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { db, close };
+}
+
+/** Installs and connects `shop` to a service account (deliveries are recorded only for an installed shop). */
+export async function connectBenchShop(shop: string, service: { url: string; apiKey: string }): Promise<void> {
+  const { connectShop } = await import("../app/shops/connection.server");
+  await connectShop(shop, { apiKey: service.apiKey, baseUrl: service.url, importHistory: false });
+}
+
+/** Records a customers/create as the webhook route does (on PGlite: journaled until moveJournaledDeliveries). */
+export async function recordCustomerCreate(shop: string, customer: { id: string; email?: string; updatedAt?: string }): Promise<void> {
+  const { recordDelivery } = await import("../app/pipeline/ingest.server");
+  const { customerBody } = await import("../test/support/pipeline");
+  await recordDelivery({
+    shop,
+    topic: "customers/create",
+    webhookId: randomUUID(),
+    eventId: randomUUID(),
+    triggeredAt: new Date().toISOString(),
+    apiVersion: "2026-04",
+    rawBody: JSON.stringify(customerBody(customer)),
+  });
+}
+
+/** `count` workers in this process, ids `${prefix}-1`, `${prefix}-2`, …: each claims with its own cursors. */
+export async function startBenchWorkers(
+  count: number,
+  prefix: string,
+  policy?: Partial<PipelinePolicy>,
+): Promise<{ idle(timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
+  const { startWorker } = await import("../app/pipeline/worker.server");
+  const workers = Array.from({ length: count }, (_, k) => startWorker({ id: `${prefix}-${k + 1}`, policy }));
+  return {
+    idle: async (timeoutMs) => {
+      await Promise.all(workers.map((w) => w.idle({ timeoutMs })));
+    },
+    stop: async () => {
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
