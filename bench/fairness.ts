@@ -27,6 +27,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { applyTestEnv } from "../test/support/env";
+import { FAIRNESS_SCENARIOS, runFairnessScenarios, type FairnessScenario } from "./fairness-scenarios";
 import { createBenchDatabase, fmt, postgresAdminUrl, printTable, sleep } from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
@@ -74,6 +75,12 @@ async function main(): Promise<void> {
       "cap-s": { type: "string", default: "150" },
       postgres: { type: "boolean", default: false },
       "no-postgres": { type: "boolean", default: false },
+      scenario: { type: "string", default: "flood" },
+      "import-customers": { type: "string", default: "100000" },
+      "throttle-minutes": { type: "string", default: "10" },
+      "retry-after": { type: "string", default: "5" },
+      "throttle-backlog": { type: "string", default: "500" },
+      db: { type: "string", default: "both" },
     },
   });
   const floods = values.flood.split(",").map(Number);
@@ -87,6 +94,17 @@ async function main(): Promise<void> {
     throw new Error("--flood 1..100000 (list), --shops 1..500, --every-ms ≥ 100, --alone-s ≥ 1, --cap-s ≥ 10, --workers 1..16");
   }
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
+  const dbs = (["pglite", ...(adminUrl ? ["postgres"] : [])] as Db[]).filter((d) => values.db === "both" || values.db === d);
+  // import and throttle: bench/fairness-scenarios.ts (flood stays below).
+  const picked = values.scenario.split(",") as FairnessScenario[];
+  if (!picked.every((s) => FAIRNESS_SCENARIOS.includes(s))) throw new Error(`--scenario one or more of ${FAIRNESS_SCENARIOS.join(", ")}`);
+  const others = picked.filter((s) => s !== "flood");
+  if (others.length) {
+    const [importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog] = ["import-customers", "throttle-minutes", "retry-after", "throttle-backlog"].map((k) => Number(values[k as "retry-after"]));
+    if (!(importCustomers >= 1 && importCustomers <= 200_000 && throttleMinutes > 0 && retryAfterSeconds >= 0 && throttleBacklog >= 0)) throw new Error("--import-customers 1..200000, --throttle-minutes > 0, --retry-after ≥ 0, --throttle-backlog ≥ 0");
+    await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog });
+  }
+  if (!picked.includes("flood")) return;
   const scenarios: Scenario[] = [
     { name: "alone", flood: 0, limited: false },
     ...floods.map((n) => ({ name: `flood ${n}`, flood: n, limited: false })),
@@ -96,7 +114,6 @@ async function main(): Promise<void> {
     `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
       `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
   );
-  const dbs: Db[] = ["pglite", ...(adminUrl ? (["postgres"] as const) : [])];
   const results: Result[] = [];
   for (const db of dbs) {
     for (const scenario of scenarios) {
