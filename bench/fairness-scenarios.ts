@@ -244,6 +244,7 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
     let subject429 = 0;
     const fold = () => {
       for (const r of emulator.requests) {
+        if (r.status === null) continue;
         // Only the subject's account is given the 429 fault (a faulted request names no account).
         if (r.fault === "429") subject429++;
         else if (r.accountId === subjectAccount.accountId && r.status !== null && r.status < 300) subjectCalls++;
@@ -251,7 +252,10 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
         const email = (r.body as { email?: string }).email ?? "";
         if ((sent.has(email) || subjectSent.has(email)) && !arrival.has(email)) arrival.set(email, Date.parse(r.at));
       }
+      // A request still being answered (the service's latency) has no status yet: it stays.
+      const inFlight = emulator.requests.filter((r) => r.status === null);
       emulator.requests.length = 0;
+      emulator.requests.push(...inFlight);
     };
 
     if (scenario === "throttle") {
