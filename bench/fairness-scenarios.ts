@@ -44,6 +44,8 @@ export interface ScenarioOptions {
   throttleMinutes: number;
   retryAfterSeconds: number;
   throttleBacklog: number;
+  /** Print each scenario's quiet changes by 10 s window of their recording (where a tail comes from). */
+  timeline: boolean;
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -186,6 +188,30 @@ function report(title: string, alone: RunResult, r: RunResult): void {
   );
 }
 
+/** Per 10 s of the run: quiet changes recorded, their p99 and max latency (or how many never arrived), 429s answered. */
+function printTimeline(started: number, sent: Map<string, { at: number }>, arrival: Map<string, number>, answered429: number[]): void {
+  const windows = new Map<number, { latencies: number[]; lost: number; answers429: number }>();
+  const at = (t: number) => {
+    const k = Math.floor((t - started) / 10_000);
+    let w = windows.get(k);
+    if (!w) windows.set(k, (w = { latencies: [], lost: 0, answers429: 0 }));
+    return w;
+  };
+  for (const [email, { at: sentAt }] of sent) {
+    const got = arrival.get(email);
+    if (got === undefined) at(sentAt).lost++;
+    else at(sentAt).latencies.push(got - sentAt);
+  }
+  for (const t of answered429) at(t).answers429++;
+  console.log("\n    from s  changes  p99 ms  max ms  not arrived  429s");
+  for (const [k, w] of [...windows].sort(([a], [b]) => a - b)) {
+    const sorted = w.latencies.sort((a, b) => a - b);
+    console.log(
+      `    ${String(k * 10).padStart(6)}  ${String(sorted.length).padStart(7)}  ${fmt(percentile(sorted, 99), 0).padStart(6)}  ${fmt(sorted.at(-1) ?? Number.NaN, 0).padStart(6)}  ${String(w.lost).padStart(11)}  ${String(w.answers429).padStart(4)}`,
+    );
+  }
+}
+
 async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOptions, workerCount: number, shopify: ShopifyChild | undefined): Promise<RunResult> {
   const { openDatabase, installDatabase } = await import("../app/db.server");
   const { recordDelivery } = await import("../app/pipeline/ingest.server");
@@ -242,11 +268,15 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
     const arrival = new Map<string, number>();
     let subjectCalls = 0;
     let subject429 = 0;
+    const answered429: number[] = [];
     const fold = () => {
       for (const r of emulator.requests) {
         if (r.status === null) continue;
         // Only the subject's account is given the 429 fault (a faulted request names no account).
-        if (r.fault === "429") subject429++;
+        if (r.fault === "429") {
+          subject429++;
+          answered429.push(Date.parse(r.at));
+        }
         else if (r.accountId === subjectAccount.accountId && r.status !== null && r.status < 300) subjectCalls++;
         if (r.method !== "POST" || r.path !== "/api/people" || r.status === null || r.status >= 300) continue;
         const email = (r.body as { email?: string }).email ?? "";
@@ -355,6 +385,7 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
         : scenario === "throttle"
           ? `throttled shop: ${subjectSent.size} changes, ${[...subjectSent].filter((e) => arrival.has(e)).length} arrived, ${subject429} answers of 429 in ${o.throttleMinutes} min, drained ${secs} after the 429s ended`
           : "alone";
+    if (o.timeline && scenario !== "alone") printTimeline(started, sent, arrival, answered429);
     return { perShop, lost, load: `${loadAtStart} → ${load3()}`, subject: subjectText };
   } finally {
     stop = true;
