@@ -8,7 +8,7 @@
  *             serves it), requestBackfill() (customers only), the worker's import steps and their
  *             background calls. Measured until the import is done and every call of it delivered
  *             (or `--cap-s`).
- *   throttle  another shop with `--throttle-backlog` changes queued, and a live change every
+ *   throttle  another shop with `--throttle-backlog` changes queued (planned before the clock starts), and a live change every
  *             `--every-ms` like the quiet shops, whose account answers every call 429
  *             (Retry-After `--retry-after` s) for `--throttle-minutes`; then the fault ends and the
  *             run goes on until that shop's changes are all delivered (or `--cap-s` after the window).
@@ -296,6 +296,18 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
       }
     }
     for (let k = 0; k < workerCount; k++) workers.push(startWorker({ id: `bench-fair-${scenario}-${db}-${k + 1}` }));
+    if (scenario === "throttle") {
+      // The backlog is planned before the clock starts: what is measured is an account answering 429
+      // with calls queued for it, not the planning of another shop's burst (the flood scenarios).
+      for (;;) {
+        const [left] = await database.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE shop = $1 AND status IN ('queued', 'running')`, [subject]);
+        if (left?.n === 0) break;
+        await sleep(500);
+      }
+      fold();
+      subject429 = 0;
+      answered429.length = 0;
+    }
     const started = Date.now();
     if (scenario === "import") await requestBackfill(subject, { kinds: ["customers"], orderDays: null });
 
