@@ -4,7 +4,10 @@
  *
  *   npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
  *                             [--workers 1] [--service-latency 20] [--cap-s 150]
- *                             [--postgres | --no-postgres]
+ *                             [--postgres | --no-postgres] [--db pglite|postgres|both]
+ *                             [--scenario flood,import,throttle] [--import-customers 100000]
+ *                             [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
+ * (import and throttle: bench/fairness-scenarios.ts)
  *
  * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
  * each scenario, a fresh database and emulator (in this process: it hands out one account per
