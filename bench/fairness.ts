@@ -4,7 +4,10 @@
  *
  *   npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
  *                             [--workers 1] [--service-latency 20] [--cap-s 150]
- *                             [--postgres | --no-postgres]
+ *                             [--postgres | --no-postgres] [--db pglite|postgres|both]
+ *                             [--scenario flood,import,throttle] [--import-customers 100000]
+ *                             [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
+ * (import and throttle: bench/fairness-scenarios.ts)
  *
  * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
  * each scenario, a fresh database and emulator (in this process: it hands out one account per
@@ -24,6 +27,7 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import { applyTestEnv } from "../test/support/env";
+import { FAIRNESS_SCENARIOS, runFairnessScenarios, type FairnessScenario } from "./fairness-scenarios";
 import {
   connectBenchShop,
   fmt,
@@ -44,6 +48,8 @@ const { startEmulator } = await import("../dev/emulator/server");
 
 const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
                           [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
+                          [--db pglite|postgres|both] [--scenario flood,import,throttle] [--import-customers 100000]
+                          [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
 (what each option means: the comment at the top of bench/fairness.ts)`;
 
 interface Scenario {
@@ -77,6 +83,13 @@ async function main(): Promise<void> {
       postgres: { type: "boolean", default: false },
       "no-postgres": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
+      scenario: { type: "string", default: "flood" },
+      "import-customers": { type: "string", default: "100000" },
+      "throttle-minutes": { type: "string", default: "10" },
+      "retry-after": { type: "string", default: "5" },
+      "throttle-backlog": { type: "string", default: "500" },
+      db: { type: "string", default: "both" },
+      timeline: { type: "boolean", default: false },
     },
   });
   if (values.help) {
@@ -94,6 +107,17 @@ async function main(): Promise<void> {
     throw new Error("--flood 1..100000 (list), --shops 1..500, --every-ms ≥ 100, --alone-s ≥ 1, --cap-s ≥ 10, --workers 1..16");
   }
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
+  const dbs = (["pglite", ...(adminUrl ? ["postgres"] : [])] as Db[]).filter((d) => values.db === "both" || values.db === d);
+  // import and throttle: bench/fairness-scenarios.ts (flood stays below).
+  const picked = values.scenario.split(",") as FairnessScenario[];
+  if (!picked.every((s) => FAIRNESS_SCENARIOS.includes(s))) throw new Error(`--scenario one or more of ${FAIRNESS_SCENARIOS.join(", ")}`);
+  const others = picked.filter((s) => s !== "flood");
+  if (others.length) {
+    const [importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog] = ["import-customers", "throttle-minutes", "retry-after", "throttle-backlog"].map((k) => Number(values[k as "retry-after"]));
+    if (!(importCustomers >= 1 && importCustomers <= 200_000 && throttleMinutes > 0 && retryAfterSeconds >= 0 && throttleBacklog >= 0)) throw new Error("--import-customers 1..200000, --throttle-minutes > 0, --retry-after ≥ 0, --throttle-backlog ≥ 0");
+    await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline });
+  }
+  if (!picked.includes("flood")) return;
   const scenarios: Scenario[] = [
     { name: "alone", flood: 0, limited: false },
     ...floods.map((n) => ({ name: `flood ${n}`, flood: n, limited: false })),
@@ -103,7 +127,6 @@ async function main(): Promise<void> {
     `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
       `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
   );
-  const dbs: Db[] = ["pglite", ...(adminUrl ? (["postgres"] as const) : [])];
   const results: Result[] = [];
   for (const db of dbs) {
     for (const scenario of scenarios) {
