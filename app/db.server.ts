@@ -4,7 +4,7 @@ import type { Transaction } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { config } from "./config.server";
 import { PrismaClient } from "./generated/prisma/client";
-import { applyMigrations, type MigrationResult, type PreparedStatement, type SqlQueryable, type SqlRunner, type SqlScalar } from "./db/migrate.server";
+import { applyMigrations, type MigrationResult, type PreparedStatement, type SqlQueryable, type SqlRunner, type SqlValue } from "./db/migrate.server";
 import { executeStatement, prepareStatement } from "./db/prepared";
 import { openPglite } from "./db/pglite.server";
 import { logger } from "./logger.server";
@@ -61,7 +61,7 @@ export function openDatabase(target: DatabaseTarget): Database {
     // never waits for a preparation started outside it: that one queues behind this very transaction.
     const preparedOn =
       (via: Statements, inTransaction: boolean) =>
-      async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]): Promise<T[]> => {
+      async <T,>(statement: PreparedStatement, params: readonly SqlValue[]): Promise<T[]> => {
         if (!preparedNames.has(statement.name)) {
           if (inTransaction) await prepare(via, statement, true);
           else {
@@ -165,8 +165,8 @@ const statementsOnPg = (on: pg.Pool | pg.PoolClient): SqlQueryable => ({
   },
   query: async <T,>(text: string, params?: unknown[]) => (await on.query(text, params as unknown[])).rows as T[],
   // node-postgres prepares a named statement once per connection, with bind parameters.
-  prepared: async <T,>(statement: PreparedStatement, params: readonly SqlScalar[]) =>
-    (await on.query({ name: statement.name, text: statement.text, values: params as SqlScalar[] })).rows as T[],
+  prepared: async <T,>(statement: PreparedStatement, params: readonly SqlValue[]) =>
+    (await on.query({ name: statement.name, text: statement.text, values: params as SqlValue[] })).rows as T[],
 });
 
 /** A hook that fails is logged: the database still closes. */

@@ -5,7 +5,7 @@
  *                                        [--postgres | --no-postgres] [--pglite-memory] [--phases]
  *                                        [--cpu-prof DIR] [--statements] [--rounds N]
  *                                        [--service-latency MS] [--service-tail SHARE:MS]
- *                                        [--order fair,fifo]
+ *                                        [--order fair,fifo] [--warmup 2]
  *
  * For each target: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), N customers/create deliveries recorded through recordDelivery() (as the
@@ -21,9 +21,13 @@
  * `--statements` prints the count and time of each kind of SQL statement the pipeline ran.
  * `--rounds N` runs everything N times over (each round with its own ceiling) and adds the median
  * of the rounds: on a shared machine one run's ratio lands on either side of 0.8 by chance.
- * `--order fair,fifo` runs every target once per claim order, interleaved within each round (A/B, A/B:
- * the machine is shared and absolute figures drift): `fair` is the production round-robin between
- * shops, `fifo` first come, first served across shops (fairShareShops 0), and prints fair ÷ fifo.
+ * `--order fair,fifo` runs every target once per claim order, interleaved within each round (the
+ * machine is shared and absolute figures drift): `fair` is the production round-robin between
+ * shops, `fifo` first come, first served across shops (fairShareShops 0), and prints fair ÷ fifo;
+ * even rounds run the orders reversed (A/B, B/A). `--warmup N` (default 2) first runs each database's
+ * first target N times, unreported: each of the first runs in a process cost 20–40 % more CPU per
+ * call than the one after it (V8 still compiling the app, the drivers and PGlite's WebAssembly),
+ * which made whichever order ran first look dearer (2026-11-27).
  * `--service-latency MS` has the emulator answer every call MS later, as a service across a network
  * would, and `--service-tail 0.01:500` has 1 % of them wait 500 ms more (the pipeline's run and the
  * ceiling alike): then the ceiling is bound by calls in flight, not by this machine's cores, and the
@@ -106,6 +110,7 @@ async function main(): Promise<void> {
       "service-latency": { type: "string", default: "0" },
       "service-tail": { type: "string" },
       order: { type: "string", default: "fair" },
+      warmup: { type: "string", default: "2" },
     },
   });
   const serviceLatencyMs = Number(values["service-latency"]);
@@ -122,6 +127,8 @@ async function main(): Promise<void> {
     throw new Error("--customers 1..100000, --concurrency 1..1024, --workers a list of 1..32");
   }
   if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)) throw new Error("--rounds must be 1..20");
+  const warmups = Number(values.warmup);
+  if (!(Number.isInteger(warmups) && warmups >= 0 && warmups <= 5)) throw new Error("--warmup must be 0..5");
   const orders = values.order.split(",") as ("fair" | "fifo")[];
   if (!orders.length || !orders.every((o) => o === "fair" || o === "fifo")) throw new Error("--order: fair, fifo or fair,fifo");
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
@@ -142,21 +149,30 @@ async function main(): Promise<void> {
     cpuMs: number;
     emulatorCpuMs: number;
   }[] = [];
-  const plans: { db: "pglite" | "postgres"; workers: number; phases?: boolean; order: "fair" | "fifo" }[] = [];
-  for (const order of orders) plans.push({ db: "pglite", workers: 1, order });
-  if (values.phases) plans.push({ db: "pglite", workers: 1, phases: true, order: orders[0]! });
-  if (adminUrl) {
-    for (const n of pgWorkers) for (const order of orders) plans.push({ db: "postgres", workers: n, order });
-    if (values.phases) plans.push({ db: "postgres", workers: 1, phases: true, order: orders[0]! });
-  }
+  type Plan = { db: "pglite" | "postgres"; workers: number; phases?: boolean; order: "fair" | "fifo" };
+  const plansIn = (ordered: ("fair" | "fifo")[]) => {
+    const plans: Plan[] = [];
+    for (const order of ordered) plans.push({ db: "pglite", workers: 1, order });
+    if (values.phases) plans.push({ db: "pglite", workers: 1, phases: true, order: orders[0]! });
+    if (adminUrl) {
+      for (const n of pgWorkers) for (const order of ordered) plans.push({ db: "postgres", workers: n, order });
+      if (values.phases) plans.push({ db: "postgres", workers: 1, phases: true, order: orders[0]! });
+    }
+    return plans;
+  };
   // `fifo`: claims first come, first served across shops (see PIPELINE_POLICY.fairShareShops).
   const policyOf = (order: "fair" | "fifo") => (order === "fifo" ? { fairShareShops: 0 } : {});
   const orderLabel = (order: "fair" | "fifo") => (orders.length > 1 ? ` ${order}` : "");
 
-  const schedule = Array.from({ length: rounds }, (_, k) => plans.map((plan) => ({ round: k + 1, plan }))).flat();
+  // Round 0: the unreported warm-up runs.
+  const warmupPlans = plansIn(orders).filter((plan, i, all) => !plan.phases && all.findIndex((p) => p.db === plan.db) === i);
+  const schedule = [
+    ...Array.from({ length: warmups }, () => warmupPlans.map((plan) => ({ round: 0, plan }))).flat(),
+    ...Array.from({ length: rounds }, (_, k) => plansIn(k % 2 ? [...orders].reverse() : orders).map((plan) => ({ round: k + 1, plan }))).flat(),
+  ];
   for (const { round, plan } of schedule) {
     const label = plan.db === "pglite" ? "PGlite" : "PostgreSQL";
-    process.stdout.write(`  ${label}, ${plan.phases ? "phases" : `${plan.workers} worker(s)`}${orderLabel(plan.order)}${rounds > 1 ? ` (round ${round})` : ""} … `);
+    process.stdout.write(`  ${label}, ${plan.phases ? "phases" : `${plan.workers} worker(s)`}${orderLabel(plan.order)}${round === 0 ? " (warm-up, not reported)" : rounds > 1 ? ` (round ${round})` : ""} … `);
     const emulator = await startEmulatorProcess();
     const { db, close } = await openBenchDatabase(plan.db, { adminUrl, pgliteMemory: values["pglite-memory"] });
     try {
@@ -189,7 +205,7 @@ async function main(): Promise<void> {
       // 2. Deliver, timed.
       statements?.reset();
       const rss = sampleRss();
-      const profiler = values["cpu-prof"] ? await startProfiler() : undefined;
+      const profiler = values["cpu-prof"] && round > 0 ? await startProfiler() : undefined;
       const meter = await meterCpu(emulator);
       const t0 = performance.now();
       let note: string | undefined;
@@ -231,6 +247,10 @@ async function main(): Promise<void> {
       const peak = rss.stop();
       if (profiler) await profiler.stop(path.join(values["cpu-prof"]!, `delivery-${plan.db}-${plan.phases ? "phases" : plan.workers}${orders.length > 1 ? `-${plan.order}` : ""}${rounds > 1 ? `-${round}` : ""}.cpuprofile`));
 
+      if (round === 0) {
+        console.log(`${fmt(seconds, 1)} s`);
+        continue;
+      }
       const counts = await db.sql.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "OutboundCall" GROUP BY status`);
       const [span] = await db.sql.query<{ ms: number | null }>(
         `SELECT (extract(epoch FROM max("deliveredAt") - min("deliveredAt")) * 1000)::float8 AS ms FROM "OutboundCall" WHERE status = 'delivered'`,

@@ -436,8 +436,12 @@ export function timeStatements(db: Database): { reset(): void; report(): string 
     };
   const sql = db.sql;
   const query = sql.query.bind(sql);
+  const prepared = sql.prepared.bind(sql);
   const transaction = sql.transaction.bind(sql);
   sql.query = timed(query);
+  // Prepared statements (the queue claims among them) are timed under their text.
+  sql.prepared = async <T>(statement: Parameters<typeof prepared>[0], params: Parameters<typeof prepared>[1]) =>
+    timed(async <U>() => prepared<U>(statement, params))<T>(statement.text);
   sql.transaction = (fn) => transaction((tx) => fn({ ...tx, query: timed(tx.query.bind(tx)) }));
   return {
     reset: () => stats.clear(),

@@ -23,7 +23,7 @@ export interface SqlQueryable {
    * Runs a hot statement planned once per connection instead of on every call (app/db/prepared.ts).
    * Parameters are scalars, in the order of `statement.types`.
    */
-  prepared<T = Record<string, unknown>>(statement: PreparedStatement, params: readonly SqlScalar[]): Promise<T[]>;
+  prepared<T = Record<string, unknown>>(statement: PreparedStatement, params: readonly SqlValue[]): Promise<T[]>;
 }
 
 export interface SqlRunner extends SqlQueryable {
@@ -42,6 +42,8 @@ export interface PreparedStatement {
   types: readonly string[];
 }
 export type SqlScalar = string | number | boolean | null;
+/** A bind parameter of a prepared statement: a scalar, or an array of texts or numbers (e.g. `text[]`). */
+export type SqlValue = SqlScalar | readonly (string | number)[];
 
 export interface MigrationResult {
   applied: string[];

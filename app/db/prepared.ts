@@ -1,4 +1,4 @@
-import type { PreparedStatement, SqlScalar } from "./migrate.server";
+import type { PreparedStatement, SqlValue } from "./migrate.server";
 
 /**
  * PGlite plans every statement sent with parameters anew: for the webhook acknowledgement's
@@ -7,7 +7,7 @@ import type { PreparedStatement, SqlScalar } from "./migrate.server";
  * parameters, so the values are written into the EXECUTE as literals: SQL-standard strings
  * (standard_conforming_strings on: only the quote is doubled, backslashes mean themselves).
  */
-export function executeStatement(statement: PreparedStatement, params: readonly SqlScalar[]): string {
+export function executeStatement(statement: PreparedStatement, params: readonly SqlValue[]): string {
   if (params.length !== statement.types.length) {
     throw new TypeError(`${statement.name} takes ${statement.types.length} parameters, got ${params.length}`);
   }
@@ -19,9 +19,14 @@ export function prepareStatement(statement: PreparedStatement): string {
   return `PREPARE ${statement.name}(${statement.types.join(", ")}) AS ${statement.text}`;
 }
 
-/** One value as an SQL literal; anything but a scalar is refused rather than guessed at. */
-export function sqlLiteral(value: SqlScalar): string {
+/**
+ * One value as an SQL literal; anything but a scalar or an array of texts or numbers is refused
+ * rather than guessed at. An array is written as a quoted array literal ('{"a","b"}'), which
+ * EXECUTE casts to the parameter's declared array type.
+ */
+export function sqlLiteral(value: SqlValue): string {
   if (value === null) return "NULL";
+  if (Array.isArray(value)) return sqlLiteral(`{${value.map(arrayElement).join(",")}}`);
   if (typeof value === "boolean") return value ? "true" : "false";
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
@@ -33,4 +38,14 @@ export function sqlLiteral(value: SqlScalar): string {
     return `'${value.replaceAll("'", "''")}'`;
   }
   throw new TypeError(`not an SQL scalar: ${typeof value}`);
+}
+
+/** An element of an array literal: double-quoted, its quotes and backslashes escaped. */
+function arrayElement(value: string | number): string {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
+    return String(value);
+  }
+  if (typeof value !== "string") throw new TypeError(`not an array element: ${typeof value}`);
+  return `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }

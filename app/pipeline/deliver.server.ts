@@ -91,6 +91,7 @@ function claimCalls(
       [...fair.limited.keys()],
       [...fair.limited.values()],
     ],
+    paramTypes: fifo ? ["bigint[]"] : ["bigint[]", "text", "text[]", "int", "text[]", "int[]"],
     orderBy: `q."runAt", q.id`,
     key: "id",
     returning: `id::text AS id, shop, "objectKey", kind, call, attempts, "createdAt" AT TIME ZONE 'UTC' AS "createdAt",

@@ -82,6 +82,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
       maxShops: "$5::int",
     }),
     params: fifo ? [] : [cursor, Math.max(1, Math.min(policy.planBatchSize, policy.fairShareShops))],
+    paramTypes: fifo ? [] : ["text", "int"],
     // Deliveries whose lease ran out (a worker died): looked for now and then, oldest first.
     where: COMPLIANCE_WAITS_FOR_EARLIER,
     orderBy: `q."receivedAt", q.id`,

@@ -26,6 +26,19 @@ describe("prepared statements on one PGlite connection", () => {
   const statement = { name: "ms_test_add_one", types: ["int"], text: "SELECT $1::int + 1 AS n" };
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+  it("passes arrays of texts and numbers whole, whatever characters the texts hold", async () => {
+    const db = openDatabase({ kind: "pglite", dataDir: "memory://" });
+    try {
+      const arrays = { name: "ms_test_arrays", types: ["text[]", "bigint[]", "int[]"], text: "SELECT $1 AS texts, $2::text[] AS ids, $3 AS ints" };
+      const texts = [`a"b`, "c\\d", "it's", "x,y", "{z}", "", "NULL", " sp "];
+      const ids = ["9007199254740993", "1"];
+      expect(await db.sql.prepared(arrays, [texts, ids, [3, -4]])).toEqual([{ texts, ids, ints: [3, -4] }]);
+      expect(await db.sql.prepared(arrays, [[], [], []])).toEqual([{ texts: [], ids: [], ints: [] }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("first used inside a transaction while a query outside waits to prepare it: both answer, no deadlock", async () => {
     const db = openDatabase({ kind: "pglite", dataDir: "memory://" });
     try {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { PreparedStatement, SqlValue } from "~/db/migrate.server";
+import { executeStatement, prepareStatement } from "~/db/prepared";
 import { deliverCalls } from "~/pipeline/deliver.server";
 import { planDeliveries } from "~/pipeline/plan.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
@@ -35,24 +37,33 @@ describeEachDatabase("claims", (database) => {
   });
   afterAll(() => app.close());
 
-  /** The plan of the claim `run` would make on `table` (nothing is claimed). */
+  /**
+   * The plan of the claim `run` would make on `table` (nothing is claimed). Claims are prepared
+   * statements: the plan is the generic one, which the database may keep for every later claim.
+   */
   async function claimPlan(table: string, run: () => Promise<number>): Promise<PlanNode | undefined> {
     const { sql } = app.db;
-    const query = sql.query;
+    const prepared = sql.prepared;
     let plan: PlanNode | undefined;
-    sql.query = async <T,>(text: string, params?: unknown[]) => {
-      if (!plan && text.includes(`UPDATE "${table}" SET status = 'running'`)) {
-        const [row] = await query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(`EXPLAIN (FORMAT JSON) ${text}`, params);
+    sql.prepared = async <T,>(statement: PreparedStatement, params: readonly SqlValue[]) => {
+      if (!plan && statement.text.includes(`UPDATE "${table}" SET status = 'running'`)) {
+        const probe = { ...statement, name: "ms_test_claim_plan" };
+        const [row] = await sql.transaction(async (tx) => {
+          await tx.exec(`SET LOCAL plan_cache_mode = force_generic_plan; ${prepareStatement(probe)}`);
+          const rows = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] | string }>(`EXPLAIN (FORMAT JSON) ${executeStatement(probe, params)}`);
+          await tx.exec(`DEALLOCATE ${probe.name}`);
+          return rows;
+        });
         const explained = row!["QUERY PLAN"];
         plan = (typeof explained === "string" ? (JSON.parse(explained) as [{ Plan: PlanNode }]) : explained)[0].Plan;
         return [] as T[]; // claim nothing: only the plan is under test
       }
-      return query<T>(text, params);
+      return prepared<T>(statement, params);
     };
     try {
       expect(await run()).toBe(0);
     } finally {
-      sql.query = query;
+      sql.prepared = prepared;
     }
     return plan;
   }
