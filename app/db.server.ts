@@ -11,7 +11,7 @@ import { logger } from "./logger.server";
 
 export type DatabaseTarget =
   /** fsync: flush every commit to disk (default false, development-only durability: app/db/pglite.server.ts). */
-  | { kind: "pglite"; dataDir: string; fsync?: boolean }
+  | { kind: "pglite"; dataDir: string; fsync?: boolean; /** memory:// only: app/db/pglite.server.ts */ loadDataDir?: Blob }
   | { kind: "postgres"; url: string };
 
 export interface Database {

@@ -32,6 +32,8 @@ export interface Faults extends BehaviourFaults {
   burst429?: { count: number; retryAfterSeconds?: number; retryAfterHttpDate?: boolean; accountId?: number };
   /** wait this long before handling (combine with a short client timeout) */
   stallMs?: number;
+  /** in-process only: matching requests wait until this settles (a slow answer the test ends itself) */
+  hold?: Promise<unknown>;
   /** never answer matching requests (the socket stays open until the client gives up or close()) */
   stall?: boolean;
   /**
@@ -256,6 +258,7 @@ export async function startEmulator(
         rec.fault = "stall";
         return; // never answered; close() destroys the socket
       }
+      if (faults.hold) await faults.hold;
       if (faults.stallMs) await sleep(faults.stallMs);
       if (faults.latencyMs) await sleep(faults.latencyMs);
       if (faults.slow && Math.random() < faults.slow.share) await sleep(faults.slow.ms);

@@ -100,7 +100,7 @@ describe.each([process.env.TEST_DATABASE_URL ? "postgres" : "pglite"] as const)(
       bulkOperationId: mine.id,
       lastError: null,
     });
-  }, 60_000);
+  });
 
   it("a refusal is recognised by Shopify's BulkOperationUserErrorCode, whatever its words: the import waits for a turn, no error", async () => {
     const shop = newShop("refused");
@@ -119,7 +119,7 @@ describe.each([process.env.TEST_DATABASE_URL ? "postgres" : "pglite"] as const)(
     expect((store.answered.bulkOperationRunQuery ?? 0) - before).toBeGreaterThanOrEqual(2);
     expect([...errors]).toEqual([]);
     expect({ failed: run.status === "failed", bulkOperationId: run.bulkOperationId }).toEqual({ failed: false, bulkOperationId: exportsOf(shop)[0]?.id });
-  }, 60_000);
+  });
 
   it("a worker that stopped after Shopify accepted the export, before the run saved its id: the next worker takes that export over", async () => {
     const shop = newShop("crash-submit");

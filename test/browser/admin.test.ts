@@ -55,7 +55,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(60_000); // a deadline for a hang: a busy machine is slow, not broken
   page.on("pageerror", (e) => console.error("page error:", e.message));
   page.on("requestfailed", (r) => console.error("request failed:", r.url(), r.failure()?.errorText));
 });
@@ -68,7 +68,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe("merchant admin in a browser", { timeout: 90_000 }, () => {
+describe("merchant admin in a browser", () => {
   const lcp: Record<string, number> = {};
 
   it("before connecting, Problems and Activity say nothing is sent instead of reassuring", async () => {

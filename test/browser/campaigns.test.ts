@@ -45,7 +45,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(60_000); // a deadline for a hang: a busy machine is slow, not broken
   page.on("pageerror", (e) => console.error("page error:", e.message));
   await open("/app");
   await h.connect(SHOP);
@@ -64,7 +64,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe("campaigns, templates and people in a browser", { timeout: 90_000 }, () => {
+describe("campaigns, templates and people in a browser", () => {
   it("create from a template → edit → test-send → schedule → under Scheduled", async () => {
     await open("/app/templates");
     await page.getByText("Monthly newsletter").waitFor();

@@ -27,7 +27,7 @@ async function open(p: string): Promise<void> {
 }
 const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 const toasted = (text: string) =>
-  page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes(t), text, { timeout: 20_000 });
+  page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes(t), text, { timeout: 60_000 });
 // Polaris draws its own circle over the radio input: the merchant clicks the choice's words.
 const choose = (label: string) => page.getByText(label, { exact: true }).click();
 const storedMode = async () => ((await h.app.db.prisma.shop.findUnique({ where: { domain: SHOP } }))?.settings as { optInMode?: string } | null)?.optInMode;
@@ -45,7 +45,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(60_000); // a deadline for a hang: a busy machine is slow, not broken
   page.on("pageerror", (e) => console.error("page error:", e.message));
 });
 afterEach(async (ctx) => {

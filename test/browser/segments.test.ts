@@ -34,7 +34,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(60_000); // a deadline for a hang: a busy machine is slow, not broken
   page.on("pageerror", (e) => console.error("page error:", e.message));
 });
 afterAll(async () => {

@@ -270,5 +270,5 @@ describe("the Storefront page in the admin", () => {
     } finally {
       await h.close();
     }
-  }, 60_000);
+  });
 });

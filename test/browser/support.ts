@@ -19,7 +19,8 @@ export function findChromium(): string {
 }
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: findChromium(), args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  // Playwright gives a launch 30 s; a busy machine has taken longer.
+  return chromium.launch({ executablePath: findChromium(), args: ["--no-sandbox", "--disable-dev-shm-usage"], timeout: 120_000 });
 }
 
 /** test/browser/screenshots/<suite>/ (git-ignored), empty. */

@@ -76,7 +76,7 @@ afterAll(async () => {
   await emulator?.close();
 });
 
-it("the visitor's second cart of the visit (after an order) also gets the revenue hash", { timeout: 60_000 }, async () => {
+it("the visitor's second cart of the visit (after an order) also gets the revenue hash", async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${origin}/cart/add`, { waitUntil: "networkidle" }); // first cart c1, consent already given

@@ -11,6 +11,8 @@ import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "../sup
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
+// These tests run initdb and every migration themselves (no template): 25–40 s on a busy 2-core machine.
+const INITDB_TIMEOUT_MS = 180_000;
 
 /** Runs the Prisma CLI (offline shim via prisma.config.ts) against a given database. */
 async function prismaCli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
@@ -57,7 +59,7 @@ describe("start-up migrations [pglite]", () => {
       expect(row.applied_steps_count).toBe(1);
     }
     await db.close();
-  });
+  }, INITDB_TIMEOUT_MS);
 
   it("leave the database in a state `prisma migrate status` calls up to date", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "ms-pglite-"));
@@ -69,7 +71,7 @@ describe("start-up migrations [pglite]", () => {
     const status = await prismaCli(["migrate", "status"], { PGLITE_DATA_DIR: dir });
     expect(status.out).toContain("Database schema is up to date");
     expect(status.code).toBe(0);
-  });
+  }, INITDB_TIMEOUT_MS);
 
   it("refuse to start over a migration that failed earlier", async () => {
     const db = openDatabase({ kind: "pglite", dataDir: "memory://" });
@@ -77,7 +79,7 @@ describe("start-up migrations [pglite]", () => {
     await db.sql.query(`UPDATE "_prisma_migrations" SET finished_at = NULL`);
     await expect(db.migrate()).rejects.toThrow(/failed earlier/);
     await db.close();
-  });
+  }, INITDB_TIMEOUT_MS);
 });
 
 describe.skipIf(!TEST_DATABASE_URL)("start-up migrations [postgres]", () => {

@@ -37,7 +37,7 @@ const eventIds = async () => (await deliveries()).map((d) => d.eventId);
 afterEach(() => void Object.assign(disk, { full: false, bytesLeft: 0, failedWrites: 0 }));
 
 describe("the acknowledgement journal on a full disk [pglite]", () => {
-  it("answers and records every webhook directly while the journal cannot be written, then journals again", { timeout: 30_000 }, async () => {
+  it("answers and records every webhook directly while the journal cannot be written, then journals again", async () => {
     ACK_JOURNAL_POLICY.retryAfterMs = 300;
     expect((await order(1)).status).toBe(200); // a shop's first delivery is recorded directly
     expect((await order(2)).status).toBe(200);
@@ -79,7 +79,7 @@ describe("the acknowledgement journal on a full disk [pglite]", () => {
     expect(await counter()).toEqual({ received: 5, duplicates: 0 });
   });
 
-  it("keeps a webhook Shopify retries after a failed write to one row", { timeout: 30_000 }, async () => {
+  it("keeps a webhook Shopify retries after a failed write to one row", async () => {
     expect((await order(1)).status).toBe(200);
     disk.full = true;
     disk.bytesLeft = 0;

@@ -21,7 +21,7 @@ const bed = journalTestbed();
 const { order, deliveries, counter, journalText } = bed;
 
 describe("the acknowledgement journal [pglite]", () => {
-  it("answers a webhook while the worker's transaction holds PGlite's one connection, and records it", { timeout: 30_000 }, async () => {
+  it("answers a webhook while the worker's transaction holds PGlite's one connection, and records it", async () => {
     // The first delivery for a shop is recorded directly: that it was recorded proves the install.
     expect((await order(1)).status).toBe(200);
     let release!: () => void;
@@ -46,7 +46,7 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(await counter()).toEqual({ received: 2, duplicates: 0 });
   });
 
-  it("lets webhooks be answered between the statements of a long transaction", { timeout: 30_000 }, async () => {
+  it("lets webhooks be answered between the statements of a long transaction", async () => {
     expect((await order(1)).status).toBe(200);
     // Without a turn of the event loop between statements, the request could not even be read
     // before the last of these had run.
@@ -96,7 +96,7 @@ describe("the acknowledgement journal [pglite]", () => {
     for (const line of journalText().split("\n").filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
   });
 
-  it("answers 404 for a shop it does not know, and drops what a shop uninstalled meanwhile sends", { timeout: 30_000 }, async () => {
+  it("answers 404 for a shop it does not know, and drops what a shop uninstalled meanwhile sends", async () => {
     expect((await order(1, "stranger.myshopify.com")).status).toBe(404);
     expect((await order(1)).status).toBe(200);
     await bed.db.prisma.shop.update({ where: { domain: JOURNAL_SHOP }, data: { uninstalledAt: new Date() } });
@@ -115,7 +115,7 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(await counter()).toEqual({ received: 2, duplicates: 0 });
   });
 
-  it("starts a new file once everything is moved, without moving anything twice", { timeout: 30_000 }, async () => {
+  it("starts a new file once everything is moved, without moving anything twice", async () => {
     ACK_JOURNAL_POLICY.rotateAfterBytes = 1;
     for (let n = 1; n <= 4; n++) expect((await order(n)).status).toBe(200);
     const firstGeneration = journalText().split("\n")[0];
@@ -134,7 +134,7 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(statSync(path.join(bed.dataDir, ACK_JOURNAL_FILE)).size).toBeLessThan(200);
   });
 
-  it("keeps no delivery's body in the journal for more than seconds after it is moved", { timeout: 30_000 }, async () => {
+  it("keeps no delivery's body in the journal for more than seconds after it is moved", async () => {
     ACK_JOURNAL_POLICY.rotateAfterMs = 300;
     expect((await order(1)).status).toBe(200);
     expect((await order(2)).status).toBe(200);
@@ -145,7 +145,7 @@ describe("the acknowledgement journal [pglite]", () => {
     expect((await deliveries()).map((d) => d.eventId)).toEqual(["evt-orders/create-1", "evt-orders/create-2"]);
   });
 
-  it("sets aside a journal file it cannot read, and starts a new one", { timeout: 30_000 }, async () => {
+  it("sets aside a journal file it cannot read, and starts a new one", async () => {
     writeFileSync(path.join(bed.dataDir, ACK_JOURNAL_FILE), "not a journal\n");
     expect((await order(1)).status).toBe(200);
     expect((await order(2)).status).toBe(200);

@@ -7,6 +7,7 @@ import { planWebhook } from "~/sync/plan";
 import { defaultSettings } from "~/sync/settings";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+import { applyTestEnv } from "../support/env";
 import { fixture } from "../support/webhooks";
 
 let shopSeq = 0;
@@ -32,7 +33,24 @@ describeEachDatabase("the pipeline under faults", (database) => {
     h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "5000" } });
   });
   afterAll(() => h.close());
-  afterEach(() => h.reset());
+  afterEach(async () => {
+    releaseHeld?.();
+    releaseHeld = undefined;
+    await h.reset();
+    applyTestEnv({ MARKETING_API_URL: h.emulator.url, SHOPIFY_ADMIN_API_ORIGIN: h.app.admin.url, MARKETING_API_TIMEOUT_MS: "5000" });
+  });
+
+  /**
+   * Holds the service's answers on a path until release(), with the service timeout raised
+   * meanwhile: how long the worker then takes does not decide the test (a fixed stall did).
+   */
+  let releaseHeld: (() => void) | undefined;
+  const holdAtService = (pathPrefix: string) => {
+    applyTestEnv({ MARKETING_API_URL: h.emulator.url, SHOPIFY_ADMIN_API_ORIGIN: h.app.admin.url, MARKETING_API_TIMEOUT_MS: "120000" });
+    const hold = new Promise<void>((resolve) => (releaseHeld = resolve));
+    h.emulator.setFaults({ hold, pathPrefix });
+    return { release: () => releaseHeld?.() };
+  };
 
   const calls = (shop: string) => h.app.db.prisma.outboundCall.findMany({ where: { shop }, orderBy: { id: "asc" } });
   const peopleRequests = (email: string) =>
@@ -195,8 +213,9 @@ describeEachDatabase("the pipeline under faults", (database) => {
   it("a slow call does not hold back the delivered calls of its batch: they are marked while it waits", async () => {
     const shop = newShop();
     await h.connect(shop);
-    // The product's event stalls 2 s (under the 5 s timeout); the customers' upserts answer at once.
-    h.emulator.setFaults({ stallMs: 2_000, pathPrefix: "/api/events/product" });
+    // The product's event is held at the service until the test lets it go; the customers'
+    // upserts answer at once.
+    const held = holdAtService("/api/events/product");
     const bodies = Array.from({ length: 5 }, () => customerBody({}));
     for (const body of bodies) expect((await h.send({ topic: "customers/create", shop, body })).status).toBe(200);
     expect((await h.send({ topic: "products/update", shop, body: fixture("products/update") })).status).toBe(200);
@@ -204,11 +223,11 @@ describeEachDatabase("the pipeline under faults", (database) => {
     const upserts = async () => (await calls(shop)).filter((c) => (c.call as { op?: string }).op === "person.upsert");
     const product = async () => (await calls(shop)).find((c) => c.objectKey.startsWith("product:"));
     while ((await product())?.status !== "running") await sleep(10);
-    const claimedAt = Date.now();
-    while ((await upserts()).some((c) => c.status !== "delivered") && Date.now() - claimedAt < 1_500) await sleep(10);
+    for (const until = Date.now() + 60_000; (await upserts()).some((c) => c.status !== "delivered") && Date.now() < until; ) await sleep(10);
     // All five shown as delivered while the product's call is still at the service.
     expect((await upserts()).map((c) => c.status)).toEqual(Array(5).fill("delivered"));
     expect((await product())?.status).toBe("running");
+    held.release();
     await h.settle();
     expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
   });
@@ -216,23 +235,22 @@ describeEachDatabase("the pipeline under faults", (database) => {
   it("a slow answer does not hold back the calls behind it: the worker keeps its window full meanwhile", async () => {
     const shop = newShop();
     await h.connect(shop);
-    // The product's event stalls 3 s (under the 5 s timeout); 40 customers wait behind it in a
-    // window of 8 places: five windows' worth, which a batch-at-a-time worker only starts after
-    // the stalled answer.
-    h.emulator.setFaults({ stallMs: 3_000, pathPrefix: "/api/events/product" });
+    // The product's event is held at the service; 40 customers wait behind it in a window of 8
+    // places: five windows' worth, which a batch-at-a-time worker only starts after its answer.
+    const held = holdAtService("/api/events/product");
     expect((await h.send({ topic: "products/update", shop, body: fixture("products/update") })).status).toBe(200);
     const bodies = Array.from({ length: 40 }, () => customerBody({ consent: "not_subscribed" }));
     for (const body of bodies) expect((await h.send({ topic: "customers/create", shop, body })).status).toBe(200);
     h.startWorkers(1, { ...FAST_POLICY, batchSize: 8 });
     const product = async () => (await calls(shop)).find((c) => c.objectKey.startsWith("product:"));
     while ((await product())?.status !== "running") await sleep(10);
-    const stalledAt = Date.now();
     const customersDone = async () => (await calls(shop)).filter((c) => c.objectKey.startsWith("customer:") && c.status === "delivered").length;
     const customerCalls = (await calls(shop)).filter((c) => c.objectKey.startsWith("customer:")).length;
-    while ((await customersDone()) < customerCalls && Date.now() - stalledAt < 2_500) await sleep(20);
+    for (const until = Date.now() + 60_000; (await customersDone()) < customerCalls && Date.now() < until; ) await sleep(20);
     // Every customer's calls delivered while the product's call is still at the service.
     expect(await customersDone()).toBe(customerCalls);
     expect((await product())?.status).toBe("running");
+    held.release();
     await h.settle();
     expect((await calls(shop)).every((c) => c.status === "delivered")).toBe(true);
   });
