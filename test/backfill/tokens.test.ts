@@ -46,8 +46,12 @@ describeEachDatabase("expiring offline tokens", (database) => {
     expect(row?.refreshTokenExpires).toBeInstanceOf(Date);
     expect(row?.accessToken).toMatch(/^v2:/);
     expect(row?.refreshToken).toMatch(/^v2:/);
-    expect(decryptSecret(row!.accessToken, shop, "shopify-token")).toBe(admin().tokens.get(shop));
-    expect(admin().expiresAt.has(admin().tokens.get(shop)!)).toBe(true);
+    // The stored token is an expiring one Shopify issued to this shop, valid now. (Not necessarily
+    // the last one issued: on a busy machine a token exchange that timed out on the app's side may
+    // still be answered by Shopify after the retry's; both tokens work.)
+    const stored = decryptSecret(row!.accessToken, shop, "shopify-token");
+    expect(stored).toMatch(/^shpat_fake_offline_/);
+    expect(admin().expiresAt.get(stored)).toBeGreaterThan(Date.now());
   });
 
   it("a token that expires in the middle of a history import is refreshed and the import goes on", async () => {
