@@ -6,7 +6,7 @@
  *                             [--cpu-prof DIR] [--timeline] [--statements]
  *
  * Size N = N customers + N orders (one line item each) + N/10 products (1–3 variants); each export
- * takes 3 s by the clock at the fake Shopify (EXPORT_MS; real ones take minutes for large stores,
+ * takes 3 s by the clock at the fake Shopify (EXPORT_MS in bench/shopify-child.ts; real ones take minutes for large stores,
  * which is why the next kind's export is started while one kind is imported). For each
  * size and database: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), the fake Shopify Admin and store in one child process and the emulator
@@ -15,72 +15,17 @@
  * request until everything planned was delivered. RSS is sampled every 100 ms; "above idle" is
  * the peak minus the RSS measured just before the import started.
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { TEST_API_KEY, TEST_API_SECRET, applyTestEnv } from "../test/support/env";
-import { createBenchDatabase, endChild, fmt, mib, nextMessage, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, startProfiler, timeStatements, tsxExecArgv } from "./support";
+import { applyTestEnv } from "../test/support/env";
+import { createBenchDatabase, fmt, mib, postgresAdminUrl, printTable, sampleRss, sleep, startEmulatorProcess, startProfiler, timeStatements } from "./support";
+import { startShopifyChild, type ShopifyChild } from "./shopify-child";
 
-const SELF = fileURLToPath(import.meta.url);
 const GOAL = { seconds: 300, rssAboveIdle: 300 * 1024 * 1024 };
-const EXPORT_MS = 3_000;
 
-// ---------------------------------------------------------------------------------------------
-// Child: the fake Shopify Admin and a generated store (the JSONL files live here, not in the app).
-
-async function shopifyChild(): Promise<void> {
-  const { startFakeAdmin } = await import("../dev/shopify/fake-admin");
-  const { startFakeStore } = await import("../dev/shopify/fake-store");
-  const admin = await startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
-  let store: Awaited<ReturnType<typeof startFakeStore>> | undefined;
-  process.on("message", (m: { type: string; id: number; shop?: string; size?: number }) => {
-    const reply = (value: unknown) => process.send!({ type: `${m.type}:${m.id}`, value });
-    if (m.type === "store") {
-      // The newest store's resolvers answer (the fake Admin picks the last one registered).
-      void (async () => {
-        await store?.close();
-        // Each export takes EXPORT_MS by the clock, as Shopify's take time (theirs: minutes for large stores).
-        store = await startFakeStore(admin, { customers: m.size!, orders: m.size!, products: Math.max(1, Math.floor(m.size! / 10)) }, { exportMs: EXPORT_MS });
-        reply(null);
-      })();
-    } else if (m.type === "token") {
-      // An expiring offline token pair as token exchange hands the app out (the app stores it as its session).
-      reply(admin.issueOfflineToken(m.shop!));
-    } else if (m.type === "stop") {
-      void Promise.all([store?.close(), admin.close()]).then(() => process.disconnect());
-    }
-  });
-  process.send!({ type: "ready", url: admin.url });
-}
-
-interface ShopifyChild {
-  url: string;
-  store(size: number): Promise<void>;
-  token(shop: string): Promise<{ access_token: string; scope: string; expires_in: number; refresh_token: string; refresh_token_expires_in: number }>;
-  close(): Promise<void>;
-}
-
-async function startShopifyChild(): Promise<ShopifyChild> {
-  const child: ChildProcess = fork(SELF, ["--shopify-child"], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const ready = await nextMessage<{ type: "ready"; url: string }>(child, "ready");
-  let seq = 0;
-  const ask = async <T,>(type: string, extra: Record<string, unknown>): Promise<T> => {
-    const id = ++seq;
-    const answer = nextMessage<{ type: string; value: T }>(child, `${type}:${id}`, 600_000);
-    child.send({ type, id, ...extra });
-    return (await answer).value;
-  };
-  return {
-    url: ready.url,
-    store: (size) => ask("store", { size }),
-    token: (shop) => ask("token", { shop }),
-    close: () => endChild(child),
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Parent: the app side, measured.
@@ -111,7 +56,7 @@ interface Options {
 }
 
 async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size: number, { workers, adminUrl, cpuProf, timeline, statements }: Options): Promise<Row> {
-  await shopify.store(size);
+  await shopify.store({ customers: size, orders: size, products: Math.max(1, Math.floor(size / 10)) });
   const label = `${dbKind}-${size}`;
   const emulator = await startEmulatorProcess(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=backfill-emulator-${label}.cpuprofile`] : []);
   const { openDatabase, installDatabase } = await import("../app/db.server");
@@ -256,10 +201,5 @@ async function main(): Promise<void> {
   console.log(`goal: ≤ ${GOAL.seconds} s and ≤ ${mib(GOAL.rssAboveIdle)} above idle at 100k (time linear in size, memory flat)`);
 }
 
-if (process.argv.includes("--shopify-child")) {
-  process.on("disconnect", () => setTimeout(() => process.exit(0), 2_000).unref());
-  await shopifyChild();
-} else {
-  await main();
-  process.exit(0);
-}
+await main();
+process.exit(0);

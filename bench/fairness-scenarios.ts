@@ -18,14 +18,13 @@
  * PASS/FAIL, with the load average at the start and end of each run. The emulator runs in this
  * process as in the flood scenarios (one account per shop; the 429 is set on one account only).
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { TEST_API_KEY, TEST_API_SECRET, applyTestEnv } from "../test/support/env";
-import { createBenchDatabase, endChild, fmt, nextMessage, percentile, printTable, sleep, tsxExecArgv } from "./support";
+import { applyTestEnv } from "../test/support/env";
+import { createBenchDatabase, fmt, percentile, printTable, sleep } from "./support";
+import { startShopifyChild, type ShopifyChild } from "./shopify-child";
 
 export const FAIRNESS_SCENARIOS = ["flood", "import", "throttle"] as const;
 export type FairnessScenario = (typeof FAIRNESS_SCENARIOS)[number];
@@ -48,64 +47,7 @@ export interface ScenarioOptions {
   timeline: boolean;
 }
 
-const SELF = fileURLToPath(import.meta.url);
-/** Each fake export takes this long by the clock (as bench:backfill). */
-const EXPORT_MS = 3_000;
 
-// ---------------------------------------------------------------------------------------------
-// Child: the fake Shopify Admin and a store of customers only (its JSONL is served from here).
-
-async function shopifyChild(): Promise<void> {
-  const { startFakeAdmin } = await import("../dev/shopify/fake-admin");
-  const { startFakeStore } = await import("../dev/shopify/fake-store");
-  const admin = await startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
-  let store: Awaited<ReturnType<typeof startFakeStore>> | undefined;
-  process.on("message", (m: { type: string; id: number; shop?: string; customers?: number }) => {
-    const reply = (value: unknown) => process.send!({ type: `${m.type}:${m.id}`, value });
-    if (m.type === "store") {
-      void (async () => {
-        await store?.close();
-        store = await startFakeStore(admin, { customers: m.customers!, orders: 0, products: 0 }, { exportMs: EXPORT_MS });
-        reply(null);
-      })();
-    } else if (m.type === "token") {
-      reply(admin.issueOfflineToken(m.shop!));
-    } else if (m.type === "stop") {
-      void Promise.all([store?.close(), admin.close()]).then(() => process.disconnect());
-    }
-  });
-  process.send!({ type: "ready", url: admin.url });
-}
-
-interface ShopifyChild {
-  url: string;
-  store(customers: number): Promise<void>;
-  token(shop: string): Promise<{ access_token: string; scope: string; expires_in: number; refresh_token: string; refresh_token_expires_in: number }>;
-  close(): Promise<void>;
-}
-
-async function startShopifyChild(): Promise<ShopifyChild> {
-  const child: ChildProcess = fork(SELF, ["--fairness-shopify-child"], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const ready = await nextMessage<{ type: "ready"; url: string }>(child, "ready");
-  let seq = 0;
-  const ask = async <T,>(type: string, extra: Record<string, unknown>): Promise<T> => {
-    const id = ++seq;
-    const answer = nextMessage<{ type: string; value: T }>(child, `${type}:${id}`, 600_000);
-    child.send({ type, id, ...extra });
-    return (await answer).value;
-  };
-  return {
-    url: ready.url,
-    store: (customers) => ask("store", { customers }),
-    token: (shop) => ask("token", { shop }),
-    close: () => endChild(child),
-  };
-}
-
-if (process.argv[1] === SELF && process.argv.includes("--fairness-shopify-child")) {
-  process.on("disconnect", () => setTimeout(() => process.exit(0), 2_000).unref());
-  await shopifyChild();
-}
 
 // ---------------------------------------------------------------------------------------------
 // The runs
@@ -242,7 +184,7 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
     const subjectAccount = emulator.createAccount({ doubleOptIn: false });
     await connectShop(subject, { apiKey: subjectAccount.apiKey, baseUrl: emulator.url, importHistory: false });
     if (scenario === "import") {
-      await shopify!.store(o.importCustomers);
+      await shopify!.store({ customers: o.importCustomers, orders: 0, products: 0 });
       await storeOfflineSession(subject, await shopify!.token(subject), "bench");
     }
     emulator.requests.length = 0;
