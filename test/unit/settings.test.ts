@@ -34,4 +34,13 @@ describe("shop settings", () => {
     expect(parseSettings({ abandonmentDelayMinutes: 4320 }).abandonmentDelayMinutes).toBe(4320);
     for (const bad of [14, 4321, 30.5]) expect(() => parseSettings({ abandonmentDelayMinutes: bad })).toThrow();
   });
+
+  it("accept each documented choice, and refuse any other", () => {
+    for (const optInMode of ["double_opt_in", "trust_shopify"]) expect(parseSettings({ optInMode }).optInMode).toBe(optInMode);
+    for (const orderCompletedOn of ["paid_and_fulfilled", "paid", "fulfilled"]) {
+      expect(parseSettings({ orderCompletedOn }).orderCompletedOn).toBe(orderCompletedOn);
+    }
+    for (const trackerMode of ["modern", "legacy", "compat"]) expect(parseSettings({ trackerMode }).trackerMode).toBe(trackerMode);
+    for (const key of ["optInMode", "orderCompletedOn", "trackerMode"]) expect(() => parseSettings({ [key]: "" })).toThrow();
+  });
 });
