@@ -47,6 +47,23 @@ describe("a cart webhook", () => {
   });
 });
 
+describe("a cart webhook, continued", () => {
+  it("of an anonymous cart keeps what was remembered of the cart", () => {
+    const prior = { kind: "cart", created: true } as const;
+    expect(run("carts/update", sample(), makeCtx({ prior })).nextState).toEqual(prior);
+  });
+
+  it("of an emptied cart, or of lines without prices, still sends the cart in the shop's currency", () => {
+    const empty = eventOf(run("carts/update", sample({ email: "c@example.com", line_items: [] }), makeCtx({ currency: "EUR" })), "cart", "updated");
+    expect(empty).toMatchObject({ total: 0, total_products: 0, currency: "EUR", url: "https://shop.example.com/cart" });
+    const { price_set: _dropped, ...line } = fixture("carts/create").line_items[0];
+    for (const bare of [line, { ...line, price_set: {} }]) {
+      const body = eventOf(run("carts/update", sample({ email: "c@example.com", line_items: [bare] }), makeCtx({ currency: "EUR" })), "cart", "updated");
+      expect(body).toMatchObject({ currency: "EUR", total_products: 3 });
+    }
+  });
+});
+
 describe("the cart permalink", () => {
   it("rebuilds every line, without a doubled slash", () => {
     const lines = [{ variant_id: "11", quantity: 2 }, { variant_id: "12", quantity: 1 }];
