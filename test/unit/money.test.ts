@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  canonicalDecimal,
   compareMoney,
   currencyDigits,
   isMoneyLike,
@@ -43,6 +44,12 @@ describe("money amounts sent to the service", () => {
   it("refuses a fractional quantity, naming it (the reason recorded for the delivery)", () => {
     expect(multiplyMinor("19.99", 3, "USD")).toBe(5997n);
     expect(() => multiplyMinor("19.99", 1.5, "USD")).toThrow(/integer: 1\.5/);
+  });
+
+  it("keeps an amount's digits as Shopify wrote them, and refuses text that is not one", () => {
+    expect(canonicalDecimal(" 12.50 ")).toBe("12.50");
+    expect(canonicalDecimal(89.99)).toBe("89.99");
+    expect(() => canonicalDecimal("12,50")).toThrow(/Not a decimal amount: 12,50/);
   });
 
   it("names the amount it could not read", () => {
