@@ -6,7 +6,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["build/", "node_modules/", "app/generated/", ".data/", "coverage/", "extensions/*/assets/*.min.js"] },
+  { ignores: ["build/", "node_modules/", "app/generated/", ".data/", "coverage/", ".stryker-tmp/", "reports/", "extensions/*/assets/*.min.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
