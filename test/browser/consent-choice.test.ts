@@ -130,10 +130,11 @@ describe("choosing how Shopify's consent is kept", { timeout: 120_000 }, () => {
     // The admin's Discard, then its Save.
     await page.locator("ui-save-bar button:not([variant])").evaluate((b: HTMLButtonElement) => b.click());
     await page.locator("ui-save-bar[data-open]").waitFor({ state: "detached" });
-    expect(await page.getByLabel("Keep Shopify's consent (recommended)").isChecked()).toBe(true);
+    // The bar may hide a render before the radio shows the restored value.
+    await expect.poll(() => page.getByLabel("Keep Shopify's consent (recommended)").isChecked(), { timeout: 60_000 }).toBe(true);
     await choose("Ask each to confirm by email (double opt-in)");
     await page.locator('ui-save-bar button[variant="primary"]').evaluate((b: HTMLButtonElement) => b.click());
     await page.locator("ui-save-bar[data-open]").waitFor({ state: "detached" });
-    expect(await storedMode()).toBe("double_opt_in");
+    await expect.poll(() => storedMode(), { timeout: 60_000 }).toBe("double_opt_in");
   });
 });
