@@ -174,6 +174,7 @@ export function decideConsent(
       upsert,
       requestsDoubleOptIn: false,
       recreate: false,
+      // Stryker disable next-line LogicalOperator: upsert is not false exactly when prior.contact is true, so && gives the same
       next: { ...prior, contact: prior.contact || upsert !== false },
       reason: `consent "${input.state}" at ${input.consentUpdatedAt ?? "unknown time"} is not newer than applied "${prior.state}" at ${prior.at ?? "unknown time"}`,
     };
@@ -229,6 +230,7 @@ export function decideConsent(
         : "non-subscribers are not pushed as contacts";
       break;
     case "PROFILE":
+      // Stryker disable next-line BooleanLiteral: PROFILE is in no column of phase "new", so a contact always exists here
       upsert = prior.contact ? PROFILE_ONLY : false;
       reason = prior.contact ? "status left as is" : "no contact to update";
       break;
