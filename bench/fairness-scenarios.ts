@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { applyTestEnv } from "../test/support/env";
-import { createBenchDatabase, fmt, percentile, printTable, sleep } from "./support";
+import { createBenchDatabase, fmt, percentile, printTable, recordCustomerCreate, sleep } from "./support";
 import { startShopifyChild, type ShopifyChild } from "./shopify-child";
 
 export const FAIRNESS_SCENARIOS = ["flood", "import", "throttle"] as const;
@@ -156,11 +156,9 @@ function printTimeline(started: number, sent: Map<string, { at: number }>, arriv
 
 async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOptions, workerCount: number, shopify: ShopifyChild | undefined): Promise<RunResult> {
   const { openDatabase, installDatabase } = await import("../app/db.server");
-  const { recordDelivery } = await import("../app/pipeline/ingest.server");
   const { startWorker } = await import("../app/pipeline/worker.server");
   const { connectShop } = await import("../app/shops/connection.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
-  const { customerBody } = await import("../test/support/pipeline");
   const { storeOfflineSession } = await import("../test/support/offline-session");
   const { startEmulator } = await import("../dev/emulator/server");
 
@@ -192,16 +190,7 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
     emulator.setFaults(scenario === "throttle" ? throttled : { latencyMs: o.latencyMs });
 
     let seq = 0;
-    const record = (shop: string, email: string) =>
-      recordDelivery({
-        shop,
-        topic: "customers/create",
-        webhookId: randomUUID(),
-        eventId: randomUUID(),
-        triggeredAt: new Date().toISOString(),
-        apiVersion: "2026-04",
-        rawBody: JSON.stringify(customerBody({ id: String(9_000_000 + ++seq), email })),
-      });
+    const record = (shop: string, email: string) => recordCustomerCreate(shop, { id: String(9_000_000 + ++seq), email });
 
     // Arrivals are folded as they come and the recording emptied: an import of 100,000 would
     // otherwise keep every request body, and each pass would scan them all.
