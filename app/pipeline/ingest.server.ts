@@ -42,7 +42,7 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<RecordingResu
     if (await asWebhookInFlight(async () => journal.append(delivery))) return "journaled";
   }
   const role = topicInfo(d.topic)?.role;
-  const rows = await asWebhookInFlight(() => db.sql.prepared<{ inserted: number }>(RECORD_DELIVERY, recordingParams(d, null)));
+  const rows = await asWebhookInFlight(() => db.sql.prepared<{ inserted: number }>(RECORD_DELIVERY, recordingParams(d, role, null)));
   if (!rows.length) {
     if (role !== "compliance") return "unknown-shop";
     // Answering 200 stops Shopify retrying the request for days; the log is its only trace.
@@ -96,11 +96,11 @@ function ingestState(db: Database): IngestState {
 
 /** The journaled deliveries, in the order they were acknowledged, by the statement of the direct path. */
 async function moveDeliveries(tx: SqlQueryable, deliveries: JournaledDelivery[]): Promise<void> {
-  for (const d of deliveries) await tx.prepared(RECORD_DELIVERY, recordingParams(d, d.receivedAt));
+  for (const d of deliveries) await tx.prepared(RECORD_DELIVERY, recordingParams(d, topicInfo(d.topic)?.role, d.receivedAt));
 }
 
 /** RECORD_DELIVERY's parameters; receivedAt null: the database's now(). */
-function recordingParams(d: VerifiedDelivery, receivedAt: string | null): SqlScalar[] {
+function recordingParams(d: VerifiedDelivery, role: TopicRole | undefined, receivedAt: string | null): SqlScalar[] {
   return [
     d.shop,
     d.topic,
@@ -110,7 +110,7 @@ function recordingParams(d: VerifiedDelivery, receivedAt: string | null): SqlSca
     d.apiVersion,
     d.rawBody,
     kindOf(d.topic),
-    recordedAfterUninstall(topicInfo(d.topic)?.role),
+    recordedAfterUninstall(role),
     receivedAt,
   ];
 }
