@@ -42,10 +42,7 @@ export function sqlLiteral(value: SqlValue): string {
 
 /** An element of an array literal: double-quoted, its quotes and backslashes escaped. */
 function arrayElement(value: string | number): string {
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
-    return String(value);
-  }
+  if (typeof value === "number") return sqlLiteral(value);
   if (typeof value !== "string") throw new TypeError(`not an array element: ${typeof value}`);
   return `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }
