@@ -75,21 +75,6 @@ export const CONSENT_TABLE: Readonly<Record<IncomingState, Readonly<Record<Conse
   null: { new: "NON_SUBSCRIBER", subscribed: "PROFILE", unsubscribed: "PROFILE", other: "PROFILE" },
 };
 
-/** What each action sends; used by the README and the tests. */
-export const CONSENT_ACTIONS: Readonly<Record<ConsentAction, string>> = {
-  SUBSCRIBE:
-    "trust_shopify, or Shopify's opt_in_level confirmed_opt_in in either mode: skipDoubleOptIn:true, status:active, statusDetails:confirmed. double_opt_in, no contact yet: upsert without status fields so the service sends its confirmation email — only if none was requested before for this person, else no upsert. double_opt_in, existing contact: deleted and created again without status fields (the service emails a confirmation only on creation) — only if no confirmation email was requested before, else PROFILE",
-  RESUBSCRIBE:
-    "needs consent_updated_at strictly newer than the unsubscribe (else stale). trust_shopify or confirmed_opt_in: as SUBSCRIBE; double_opt_in: the contact is deleted and created again without status fields, so the service sends its confirmation email",
-  UNSUBSCRIBE:
-    "skipDoubleOptIn:true, status:inactive, statusDetails:unsubscribed (sent even if we never pushed the contact: it may exist from an import or form, and an unsubscribe must win)",
-  NON_SUBSCRIBER:
-    "syncNonSubscribers: skipDoubleOptIn:true, status:inactive, statusDetails:unconfirmed (new contact, no email). Otherwise no person upsert",
-  PROFILE:
-    "existing contact: profile fields with skipDoubleOptIn:true and no status (status left as is, never a confirmation email). No contact yet: no person upsert",
-  NONE: "no person upsert",
-};
-
 export type ConsentUpsertFields = {
   skipDoubleOptIn?: true;
   status?: "active" | "inactive";
