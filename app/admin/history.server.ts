@@ -5,6 +5,7 @@ import { orderWindowDays } from "../shopify/access";
 import { DELIVERY_STATUS } from "../pipeline/status";
 import type { BackfillStatus } from "../pipeline/status";
 import { shopContext } from "../shops/connection.server";
+import { sourceSql } from "../sync/sources";
 
 /** What the Connection page shows of the shop's history import (the latest one). */
 export interface HistoryView {
@@ -57,7 +58,7 @@ export async function historyView(shop: string): Promise<HistoryView | null> {
 async function stillSending(shop: string): Promise<number> {
   const [row] = await database().sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM "WebhookDelivery"
-      WHERE shop = $1 AND source = 'backfill' AND status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}')`,
+      WHERE shop = $1 AND source = ${sourceSql("backfill")} AND status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}')`,
     [shop],
   );
   return row?.n ?? 0;

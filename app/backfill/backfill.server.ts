@@ -26,6 +26,7 @@ import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIAN
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 import { messageOf } from "../errors";
 import { kindOf } from "../sync/topics.server";
+import { sourceSql } from "../sync/sources";
 
 const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 
@@ -292,7 +293,7 @@ const BACKLOG_CHUNKS = 2;
 async function backlog(shop: string, limit: number): Promise<number> {
   const [row] = await database().sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (
-       SELECT 1 FROM "WebhookDelivery" WHERE status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}') AND shop = $1 AND source = 'backfill' LIMIT $2) s`,
+       SELECT 1 FROM "WebhookDelivery" WHERE status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}') AND shop = $1 AND source = ${sourceSql("backfill")} LIMIT $2) s`,
     [shop, limit],
   );
   return row?.n ?? 0;
@@ -489,7 +490,7 @@ async function recordObjects(
       }));
       await tx.query(
         `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source)
-         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", 'backfill'
+         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", ${sourceSql("backfill")}
            FROM jsonb_to_recordset($2::jsonb) AS r(topic text, "eventId" text, "rawBody" text)
          ON CONFLICT (shop, topic, "eventId") DO NOTHING`,
         [run.shop, JSON.stringify(rows)],
@@ -505,7 +506,7 @@ async function recordObjects(
       }));
       const recorded = await tx.query<{ topic: string }>(
         `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source, status, outcome, "outcomeDetail", "finishedAt")
-         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", 'backfill', '${DELIVERY_STATUS.done}', '${DELIVERY_OUTCOME.invalid}', r.reason, now()
+         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", ${sourceSql("backfill")}, '${DELIVERY_STATUS.done}', '${DELIVERY_OUTCOME.invalid}', r.reason, now()
            FROM jsonb_to_recordset($2::jsonb) AS r(topic text, "eventId" text, "rawBody" text, reason text)
          ON CONFLICT (shop, topic, "eventId") DO NOTHING
          RETURNING topic`,

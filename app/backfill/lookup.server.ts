@@ -21,7 +21,7 @@ import { customerBody, orderBody } from "./convert";
 import { allChildren, FIRST_LINE_ITEMS } from "./children.server";
 import { CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
-import { LOOKUP_SOURCES } from "../sync/sources";
+import { LOOKUP_SOURCES, sourceSql } from "../sync/sources";
 import { topicInfo, type Lookup } from "../sync/topics.server";
 
 /** What a sync topic needs when its object is unknown: its registry line's `lookup`. */
@@ -182,7 +182,7 @@ async function fetchObject(
   const [row] = await database().sql.query<ClaimedDelivery>(
     // Held by this worker from the start: a crash before planning leaves it to the lease's expiry.
     `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source, status, attempts, "lockedBy", "lockedUntil")
-     VALUES (gen_random_uuid()::text, $1, $2, $3, $3, $4, 'lookup', '${DELIVERY_STATUS.running}', 1, $5, now() + ($6::int * interval '1 millisecond'))
+     VALUES (gen_random_uuid()::text, $1, $2, $3, $3, $4, ${sourceSql("lookup")}, '${DELIVERY_STATUS.running}', 1, $5, now() + ($6::int * interval '1 millisecond'))
      RETURNING id, "receivedAt" AT TIME ZONE 'UTC' AS "receivedAt", "triggeredAt" AT TIME ZONE 'UTC' AS "triggeredAt",
        shop, topic, "eventId", "rawBody", attempts, source`,
     [shop, lookup.topic, eventId, JSON.stringify(body), workerId, policy.leaseMs],

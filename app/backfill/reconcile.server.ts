@@ -19,6 +19,7 @@ import { allChildren, FIRST_VARIANTS } from "./children.server";
 import { customerBody, orderBody, productBody } from "./convert";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS } from "./fields";
 import { messageOf } from "../errors";
+import { sourceSql } from "../sync/sources";
 
 const KINDS = ["customers", "orders", "products"] as const;
 type Kind = (typeof KINDS)[number];
@@ -205,7 +206,7 @@ async function sweepPage(row: Claimed, workerId: string, policy: PipelinePolicy)
     if (rows.length) {
       await tx.query(
         `INSERT INTO "WebhookDelivery" (id, shop, topic, "webhookId", "eventId", "rawBody", source)
-         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", 'reconcile'
+         SELECT gen_random_uuid()::text, $1, r.topic, r."eventId", r."eventId", r."rawBody", ${sourceSql("reconcile")}
            FROM jsonb_to_recordset($2::jsonb) AS r(topic text, "eventId" text, "rawBody" text)
          ON CONFLICT (shop, topic, "eventId") DO NOTHING`,
         [row.shop, JSON.stringify(rows)],

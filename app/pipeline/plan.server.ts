@@ -10,7 +10,7 @@ import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
-import { BACKGROUND_SOURCES, SILENT_SOURCES } from "../sync/sources";
+import { BACKGROUND_SOURCES, SILENT_SOURCES, sourceSql } from "../sync/sources";
 import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";
 import { claimCursor, claimRows, fairShareCandidates, nextCursor, setClaimCursor } from "./claim.server";
@@ -77,7 +77,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
     dueCandidates: fifo ? undefined : fairShareCandidates({
       table: "WebhookDelivery",
       due: `q."runAt" <= now() AND (${COMPLIANCE_WAITS_FOR_EARLIER})`,
-      orderBy: `(q.source <> 'webhook'), q."receivedAt", q.id`,
+      orderBy: `(q.source <> ${sourceSql("webhook")}), q."receivedAt", q.id`,
       cursor: "$4",
       maxShops: "$5::int",
     }),

@@ -25,6 +25,9 @@ export const DELIVERY_SOURCES = {
 
 export type DeliverySource = keyof typeof DELIVERY_SOURCES;
 
+/** A source as an SQL literal, for statements that name one: the compiler checks the name. */
+export const sourceSql = (source: DeliverySource): string => `'${source}'`;
+
 const withFlag = (flag: keyof SourceFacts): ReadonlySet<string> =>
   new Set((Object.keys(DELIVERY_SOURCES) as DeliverySource[]).filter((s) => DELIVERY_SOURCES[s][flag]));
 
