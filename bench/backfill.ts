@@ -63,7 +63,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
   const { connectShop } = await import("../app/shops/connection.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
   const { startWorker } = await import("../app/pipeline/worker.server");
-  const { storeOfflineSession } = await import("../test/support/offline-session");
+  const { storeOfflineSession } = await import("../dev/shopify/offline-session");
 
   const pgDb = dbKind === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;
   const dir = dbKind === "pglite" ? mkdtempSync(path.join(tmpdir(), "ms-bench-backfill-")) : undefined;

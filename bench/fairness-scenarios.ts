@@ -159,7 +159,7 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
   const { startWorker } = await import("../app/pipeline/worker.server");
   const { connectShop } = await import("../app/shops/connection.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
-  const { storeOfflineSession } = await import("../test/support/offline-session");
+  const { storeOfflineSession } = await import("../dev/shopify/offline-session");
   const { startEmulator } = await import("../dev/emulator/server");
 
   const loadAtStart = load3();

@@ -74,6 +74,15 @@ export function orderVisible(shop: FakeShop | undefined, createdAt: string, now 
 const ACCESS_TOKEN_SECONDS = 3_600;
 const REFRESH_TOKEN_SECONDS = 90 * 86_400;
 
+/** What Shopify's token exchange answers for an expiring offline token. */
+export interface ExpiringTokenPair {
+  access_token: string;
+  scope: string;
+  expires_in: number;
+  refresh_token: string;
+  refresh_token_expires_in: number;
+}
+
 export interface FakeAdmin {
   url: string;
   calls: AdminCall[];
@@ -84,7 +93,7 @@ export interface FakeAdmin {
   /** When each expiring access token stops working (ms since the epoch). */
   expiresAt: Map<string, number>;
   /** Hands out an expiring offline token pair for the shop, as token exchange with expiring=1 does (seeding a session without the exchange). */
-  issueOfflineToken(shop: string): { access_token: string; scope: string; expires_in: number; refresh_token: string; refresh_token_expires_in: number };
+  issueOfflineToken(shop: string): ExpiringTokenPair;
   /** Ends every expiring access token of the shop now, as an hour passing would (refresh tokens keep working). */
   expireTokens(shop: string): void;
   /** The merchant uninstalls the app: Shopify revokes every token of the shop, refresh tokens too (the Admin API answers 401). */

@@ -1,14 +1,6 @@
 import { Session } from "@shopify/shopify-api";
-import { PrismaSessionStorage } from "~/shopify/session-storage.server";
-
-/** What Shopify's token exchange answers for an expiring offline token (the fake Admin issues the same). */
-export interface ExpiringTokenPair {
-  access_token: string;
-  scope: string;
-  expires_in: number;
-  refresh_token: string;
-  refresh_token_expires_in: number;
-}
+import { PrismaSessionStorage } from "../../app/shopify/session-storage.server";
+import type { ExpiringTokenPair } from "./fake-admin";
 
 /** Stores the shop's offline session as the app keeps it after token exchange: expiring, with its refresh token. */
 export async function storeOfflineSession(shop: string, pair: ExpiringTokenPair, state = "test"): Promise<void> {

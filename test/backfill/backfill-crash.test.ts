@@ -12,7 +12,7 @@ import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/em
 import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
 import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET } from "../support/env";
-import { storeOfflineSession } from "../support/offline-session";
+import { storeOfflineSession } from "../../dev/shopify/offline-session";
 import { appProcessEnv, spawnApp, type AppProcess } from "../support/processes";
 
 /**
