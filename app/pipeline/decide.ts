@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { stringify } from "safe-stable-stringify";
 import type { ServiceCall } from "../services/marketing/schemas";
 import type { AbandonmentInstruction, SyncPlan } from "../sync/plan";
 import { DELIVERY_OUTCOME, type DeliveryOutcome } from "./status";
@@ -57,7 +58,7 @@ export function decide(plan: SyncPlan, memory: ObjectMemory | undefined): Decisi
   return {
     outcome,
     detail: plan.skipped ?? null,
-    calls: outcome === DELIVERY_OUTCOME.planned ? changed : [],
+    calls: changed,
     next: {
       lastUpdatedAt: version ?? memory?.lastUpdatedAt ?? null,
       contentHashes: {
@@ -86,18 +87,11 @@ export function callKind(call: ServiceCall): string {
 // `silent` (history imports) is not content either: a later live change must not look different.
 const NOT_CONTENT = new Set(["occurred_at", "occurredAt", "modified_at", "skipDoubleOptIn", "silent"]);
 
-/** Stable across a round trip through jsonb, which reorders keys: keys are sorted first. */
+/**
+ * Stable across a round trip through jsonb, which reorders keys: JSON with sorted keys. The format
+ * is stored (ObjectState.contentHashes), so a change to it makes every object look changed once.
+ */
 export function contentHash(call: ServiceCall): string {
-  return createHash("sha256").update(canonicalJson(call)).digest("hex");
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value)
-      .filter(([k, v]) => v !== undefined && !NOT_CONTENT.has(k))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
+  const json = stringify(call, (key, value: unknown) => (NOT_CONTENT.has(key) ? undefined : value));
+  return createHash("sha256").update(String(json)).digest("hex");
 }

@@ -86,6 +86,19 @@ describe("deciding what a delivery sends", () => {
     expect(decide(plan([], { abandonment }), undefined).abandonment).toBe(abandonment);
   });
 
+  it("a plan that deletes and re-creates the contact forgets every kind sent before", () => {
+    const memory = remembered(plan([upsert("a@example.com"), event("order", "created", { id: 1 })]));
+    const recreated = remembered(plan([del("a@example.com"), upsert("a@example.com")]), memory);
+    expect(decide(plan([event("order", "created", { id: 1 })]), recreated).outcome).toBe("planned");
+  });
+
+  it("recognises an occurrence remembered by earlier versions (the stored key is #occurrence)", () => {
+    const p = plan([event("subscription", "paused", { id: 1 })], { occurrence: "pause-1" });
+    const stored: ObjectMemory = { lastUpdatedAt: null, contentHashes: { "#occurrence": "pause-1" }, state: null };
+    expect(decide(p, stored).outcome).toBe("unchanged");
+    expect(remembered(p).contentHashes["#occurrence"]).toBe("pause-1");
+  });
+
   it("keeps other kinds' hashes across an unrelated call", () => {
     const m1 = remembered(plan([upsert("a@example.com")]));
     const m2 = remembered(plan([custom("viewed")]), m1);
@@ -112,5 +125,22 @@ describe("call kinds and content hashes", () => {
       contentHash(upsert("a@example.com", { firstName: "A", tags: ["x"] })),
     );
     expect(contentHash(upsert("a@example.com", { a: 1, b: 2 }))).not.toBe(contentHash(upsert("a@example.com", { a: 2, b: 1 })));
+    expect(contentHash(upsert("a@example.com", { n: [12, 3] }))).not.toBe(contentHash(upsert("a@example.com", { n: [1, 23] })));
+    // jsonb stores an undefined array element as null.
+    expect(contentHash(upsert("a@example.com", { n: [undefined] }))).toBe(contentHash(upsert("a@example.com", { n: [null] })));
+  });
+
+  it("hashes as earlier versions did: the hashes are stored, so a new format would resend every object once", () => {
+    // Computed at 1177b52, before contentHash used safe-stable-stringify.
+    const calls = [
+      { op: "person.upsert", body: { email: "a@example.com", firstName: "Zoë", tags: ["vip", "b2b"], skipDoubleOptIn: true, customFields: { Ä: 1, a: null, b: [1, 23, undefined] } } },
+      { op: "event", type: "order", action: "created", body: { id: "12345678901234567890", occurred_at: "2026", silent: true, items: [{ id: 12, qty: 3, price: "1.50" }, { id: 1, qty: 23 }], nested: { z: { y: { x: true } }, a: [] } } },
+      { op: "event.custom", body: { eventName: "viewed", properties: { "10": "ten", "9": "nine", B: 1, a: 2, é: 3, "": 0 } } },
+    ];
+    expect(calls.map((c) => contentHash(c as never))).toEqual([
+      "7fb87083d34782212bb4560cd7c666f23764971eb99c43931860e83fe5baeeb0",
+      "60675aba4719de61191cf6b855fcdaed67a187a7e71ade697b053607c99c1aee",
+      "1591aee9fe6875830547aef4367df74498990de0620fb2085bf774fe815f996f",
+    ]);
   });
 });
