@@ -19,6 +19,7 @@ describe("what a service error is classified as (spec §7)", () => {
     expect(classify(400, { message: "Unauthenticated." }).kind).toBe("unauthenticated");
     expect(classify(400, { message: " unauthenticated " }).kind).toBe("unauthenticated");
     expect(classify(400, { message: "Person not found." }).kind).toBe("person_not_found");
+    expect(classify(404, { message: "Person not found" }).kind).toBe("person_not_found");
     expect(classify(404, { message: "Campaign not found" }).kind).toBe("campaign_not_found");
     expect(classify(404, { message: "The person not found here" }).kind).toBe("client_error");
     expect(classify(404, { message: "xunauthenticated" }).kind).toBe("client_error");
@@ -58,6 +59,7 @@ describe("what a service error is classified as (spec §7)", () => {
     });
     expect(e.kind).toBe("test_send_recipient_rejected");
     expect(e.rejectedRecipients).toEqual(["a@example.com", "b@x.example"]);
+    expect(classify(422, { errors: { recipients: ["alice.smith@example.com: hard bounce"] } }).rejectedRecipients).toEqual(["alice.smith@example.com"]);
     expect(classify(422, { errors: { recipients: ["too many"] } }).kind).toBe("validation");
     expect(classify(422, { errors: { xrecipients: ["a@example.com"] } }).rejectedRecipients).toBeUndefined();
   });
@@ -88,6 +90,8 @@ describe("errors around the classification", () => {
     expect(parseRetryAfter("")).toBeUndefined();
     expect(parseRetryAfter(" 2 ", now)).toBe(2000);
     expect(parseRetryAfter("1.5", now)).toBe(1500);
+    expect(parseRetryAfter("120", now)).toBe(120_000);
+    expect(parseRetryAfter("0.25", now)).toBe(250);
     expect(parseRetryAfter("Thu, 26 Nov 2026 10:00:30 GMT", now)).toBe(30_000);
     expect(parseRetryAfter("Thu, 26 Nov 2026 09:00:00 GMT", now)).toBe(0);
     expect(parseRetryAfter("soon", now)).toBeUndefined();
@@ -142,7 +146,12 @@ describe("errors around the classification", () => {
     expect(isPermanentRefusalForPerson(refusal({ errors: { email: ["x"] } }))).toBe(false);
     expect(isPermanentRefusalForPerson(refusal({ method: "PUT" }))).toBe(false);
     expect(isPermanentRefusalForPerson(refusal({ path: "/api/people/7" }))).toBe(false);
+    expect(isPermanentRefusalForPerson(refusal({ path: "/api/people//" }))).toBe(true);
+    expect(isPermanentRefusalForPerson(refusal({ errors: { email: ["x"], status: ["blocked"] } }))).toBe(true);
     expect(isPermanentRefusalForPerson(classify(400, { message: "Bad" }))).toBe(false);
+    // A server failure that happens to name the field is not a refusal of the person.
+    expect(isPermanentRefusalForPerson(classify(500, { errors: { status: ["unavailable"] } }))).toBe(false);
+    expect(isPermanentRefusalForPerson(new MarketingServiceError({ kind: "validation", status: 422, message: "m", method: "POST", errors: { status: ["x"] } }))).toBe(false);
     const local = new MarketingServiceError({ kind: "validation", status: 0, local: true, message: "m", method: "POST", path: "/api/people", errors: { status: ["x"] } });
     expect(isPermanentRefusalForPerson(local)).toBe(false);
   });
