@@ -57,6 +57,11 @@ const envSchema = z.object({
   RUN_WORKER_IN_PROCESS: booleanFlag.default(true),
   // Lines of a history export recorded per import step (default 500); smaller steps checkpoint more often.
   BACKFILL_CHUNK: z.coerce.number().int().min(1).max(10_000).optional(),
+  // Every worker's claims (app/pipeline/policy.ts): calls in flight, deliveries planned per
+  // transaction, shops one claim serves (0: first come, first served, to compare against).
+  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).optional(),
+  WORKER_PLAN_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).optional(),
+  WORKER_FAIR_SHARE_SHOPS: z.coerce.number().int().min(0).max(10_000).optional(),
   // `npm run worker`'s own port for /healthz, /readyz and /metrics (0: any free port, logged).
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   // Bearer token for /metrics; without it only a direct local connection may read the metrics.
@@ -170,7 +175,13 @@ export function buildConfig(env: Record<string, string | undefined>) {
     port: e.PORT,
     host,
     runWorkerInProcess: e.RUN_WORKER_IN_PROCESS,
-    backfillChunk: e.BACKFILL_CHUNK,
+    /** What the environment sets of every worker's pipeline policy (unset: the policy's own). */
+    workerPolicy: definedOnly({
+      backfillChunk: e.BACKFILL_CHUNK,
+      batchSize: e.WORKER_BATCH_SIZE,
+      planBatchSize: e.WORKER_PLAN_BATCH_SIZE,
+      fairShareShops: e.WORKER_FAIR_SHARE_SHOPS,
+    }),
     workerPort: e.WORKER_PORT,
     metricsToken: e.METRICS_TOKEN,
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,
@@ -180,6 +191,10 @@ export function buildConfig(env: Record<string, string | undefined>) {
     /** Names of secrets that fell back to development values (for one start-up warning). */
     defaultedSecrets: defaulted,
   };
+}
+
+function definedOnly<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number };
 }
 
 // Read once per process (one copy of this module: see app/db.server.ts).

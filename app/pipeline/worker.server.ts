@@ -46,8 +46,7 @@ const liveWorkers = new Set<string>();
  * the default) or alone (`npm run worker`, PostgreSQL).
  */
 export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: string } = {}): Worker {
-  const chunk = config().backfillChunk;
-  const merged: PipelinePolicy = { ...PIPELINE_POLICY, ...(chunk ? { backfillChunk: chunk } : {}), ...options.policy };
+  const merged: PipelinePolicy = { ...PIPELINE_POLICY, ...config().workerPolicy, ...options.policy };
   // A lease given explicitly (tests) is kept as is; the default one outlasts any call in flight.
   const policy: PipelinePolicy = options.policy?.leaseMs
     ? merged

@@ -53,7 +53,19 @@ describe("configuration", () => {
     });
   });
 
+  it("takes a worker's claim sizes from the environment, and only those that are set", () => {
+    expect(buildConfig({}).workerPolicy).toEqual({});
+    expect(buildConfig({ WORKER_BATCH_SIZE: "16", WORKER_FAIR_SHARE_SHOPS: "0", BACKFILL_CHUNK: "50" }).workerPolicy).toEqual({
+      batchSize: 16,
+      fairShareShops: 0,
+      backfillChunk: 50,
+    });
+  });
+
   it.each([
+    [{ WORKER_BATCH_SIZE: "0" }, /WORKER_BATCH_SIZE/],
+    [{ WORKER_PLAN_BATCH_SIZE: "many" }, /WORKER_PLAN_BATCH_SIZE/],
+    [{ WORKER_FAIR_SHARE_SHOPS: "-1" }, /WORKER_FAIR_SHARE_SHOPS/],
     [{ SHOPIFY_APP_URL: "https://sync.example.com" }, /SHOPIFY_API_KEY is required/],
     [
       { SHOPIFY_APP_URL: "https://sync.example.com", SHOPIFY_API_KEY: "k", SHOPIFY_API_SECRET: DEV_SECRETS.SHOPIFY_API_SECRET },
