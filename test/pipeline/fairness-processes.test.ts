@@ -26,7 +26,7 @@ const BOUND = 400;
  *
  * Measured 2026-11-27 on 888b464 with this test and the WORKER_* variables (load average 7–12 on
  * 2 cores), sale of 1,200 calls, bound 400. With WORKER_FAIR_SHARE_SHOPS=0 in the processes (first
- * come, first served; TMP_FIFO=1 runs the test so), five runs: sale calls planned before the other
+ * come, first served; FAIRNESS_TEST_FIFO=1 runs the test so), five runs: sale calls planned before the other
  * shop's changes 1,168–1,200, sent before them 1,132–1,178. Shared fairly, four runs: planned 26,
  * sent 6–22, each process delivering 348–486 of the 1,212 calls. About 10 s a run.
  */
@@ -59,7 +59,7 @@ describe.skipIf(!TEST_DATABASE_URL)("fair shares between shops across worker pro
       WORKER_COUNT: "1",
       WORKER_BATCH_SIZE: "16",
       WORKER_PLAN_BATCH_SIZE: "16",
-      ...(process.env.TMP_FIFO ? { WORKER_FAIR_SHARE_SHOPS: "0" } : {}),
+      ...(process.env.FAIRNESS_TEST_FIFO ? { WORKER_FAIR_SHARE_SHOPS: "0" } : {}),
     };
     const script = "build/server/worker.js";
     workers.push(...(await Promise.all(Array.from({ length: PROCESSES }, () => spawnApp({ env, script, listeningMessage: "workers running", timeoutMs: 120_000 })))));
