@@ -144,6 +144,11 @@ describe("segment membership (mirrored segment 3 as shopify-segment:VIP)", () =>
   const leftAt = "2026-04-30T00:00:00.000Z";
   const afterLeave = (over: Partial<CustomerSyncState> = {}) => contact({ segmentsLeftAt: { "shopify-segment:VIP": leftAt }, ...over });
 
+  it("of a segment the shop does not mirror is ignored under the segment's own key, with the reason", () => {
+    const plan = run("customer.joined_segment", member({ segment_id: "gid://shopify/Segment/4" }), ctx(contact()));
+    expect(plan).toMatchObject({ objectKey: "segment:4", calls: [], nextState: null, skipped: "segment 4 is not mirrored as a tag (not picked in Settings)" });
+  });
+
   it("of a customer with no contact yet remembers the tag for the contact's creation, and says so", () => {
     const plan = run("customer.joined_segment", member(), ctx(null));
     expect(plan.calls).toEqual([]);
