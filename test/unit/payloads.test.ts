@@ -54,10 +54,14 @@ function sampleRounded(topic: string): Record<string, Json> {
   return JSON.parse(readFileSync(new URL(`${topic.replace("/", ".")}.json`, FIXTURES), "utf8")) as Record<string, Json>;
 }
 
-/** The issues of a refused body as "path: message" lines (what a merchant's skipped note is built from). */
+/**
+ * The issues of a refused body as "path: message" lines (what a merchant's skipped note is built
+ * from). Each is the schema's own explanation, a well-formed zod "custom" issue, not a generic one.
+ */
 function refusal(schema: z.ZodType, input: unknown): string[] {
   const r = schema.safeParse(input);
   if (r.success) throw new Error(`expected a refusal, got ${JSON.stringify(r.data)}`);
+  expect(r.error.issues.map((i) => i.code)).toEqual(r.error.issues.map(() => "custom"));
   return r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
 }
 
