@@ -85,8 +85,9 @@ export const money = z.union([z.string(), z.number()]).transform((v, ctx) => {
   return canonicalDecimal(v);
 });
 
-// Years the service, the database and every client can store.
-const EARLIEST = Date.UTC(1, 0, 1);
+// Years the service, the database and every client can store. Not Date.UTC(1, 0, 1): Date.UTC reads
+// years 0–99 as 1900–1999, which made the earliest instant 1901-01-01.
+const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
 const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
