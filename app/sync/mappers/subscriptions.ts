@@ -234,7 +234,7 @@ export function mapSubscription(topic: string, s: SubscriptionContractPayload, c
   const customerId = s.customer_id ?? prior?.customerId ?? null;
   const priorStatus = prior?.status ?? null;
   const status = s.status ?? priorStatus;
-  // Never null → null: status falls back on priorStatus.
+  // status falls back on priorStatus, so it is null only when priorStatus is too.
   const changed = status !== priorStatus;
   const state = contractState(topic, priorStatus, status);
   const currency = currencyOf(s.currency_code, prior?.currency, ctx.currency);
