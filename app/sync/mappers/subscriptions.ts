@@ -173,7 +173,8 @@ export function customerSubscriptions(ctx: SyncContext, own?: { id: string; stat
   const all = new Map((ctx.customerSubscriptions ?? []).map((s) => [s.id, s.state]));
   if (own) all.set(own.id, own.state);
   if (all.size === 0) return undefined;
-  const ids = [...all.keys()].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  // Ids are the Map's keys, so two are never equal.
+  const ids = [...all.keys()].sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
   return ids.map((id) => subscriptionEntry(all.get(id)!));
 }
 
@@ -221,8 +222,9 @@ function customEvent(ref: NonNullable<ReturnType<typeof personRef>>, ctx: SyncCo
 /** Which state a contract webhook reports: a status change speaks louder than the topic. */
 function contractState(topic: string, priorStatus: string | null, status: string | null): SubscriptionState {
   const own = STATE_OF_TOPIC.get(topic) ?? "updated";
-  if (own === "created" || priorStatus === null || status === null || status === priorStatus) return own;
-  return STATE_OF_STATUS.get(status) ?? own;
+  if (own === "created" || priorStatus === null || status === priorStatus) return own;
+  // status is the payload's status ?? priorStatus: not null once priorStatus is not.
+  return STATE_OF_STATUS.get(status!) ?? own;
 }
 
 /** subscription_contracts/* */
@@ -232,7 +234,8 @@ export function mapSubscription(topic: string, s: SubscriptionContractPayload, c
   const customerId = s.customer_id ?? prior?.customerId ?? null;
   const priorStatus = prior?.status ?? null;
   const status = s.status ?? priorStatus;
-  const changed = status !== null && status !== priorStatus;
+  // status falls back on priorStatus, so it is null only when priorStatus is too.
+  const changed = status !== priorStatus;
   const state = contractState(topic, priorStatus, status);
   const currency = currencyOf(s.currency_code, prior?.currency, ctx.currency);
   const firstPlan = s.lines.find((l) => l.selling_plan_id || l.selling_plan_name);
@@ -251,7 +254,9 @@ export function mapSubscription(topic: string, s: SubscriptionContractPayload, c
     planId: firstPlan?.selling_plan_id ?? prior?.planId ?? null,
     planName: firstPlan?.selling_plan_name ?? prior?.planName ?? null,
     startedAt: prior?.startedAt ?? s.created_at ?? (state === "created" ? at : null),
+    // Stryker disable next-line OptionalChaining: an unchanged non-null status is a prior's, so prior is set
     endedAt: endedNow ? (changed ? at : (prior?.endedAt ?? at)) : null,
+    // Stryker disable next-line OptionalChaining: as for endedAt
     cancelledAt: status === "cancelled" ? (changed ? at : (prior?.cancelledAt ?? at)) : null,
     changes: (prior?.changes ?? 0) + (changed ? 1 : 0),
   };
