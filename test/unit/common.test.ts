@@ -276,6 +276,7 @@ describe("the website tracker's revenue hash", () => {
     expect(revenueHash([attr("ls_revenue_hash", "c"), attr("__ls", "b"), attr("_ls", "a")])).toBe("a");
     expect(revenueHash([attr("ls_revenue_hash", "c"), attr("__ls", "b")])).toBe("b");
     expect(revenueHash([attr("_ls", "  "), attr("_ls", null), attr("__ls", "b")])).toBe("b");
+    expect(revenueHash([attr("_ls", null), attr("_ls", "a")])).toBe("a");
   });
 
   it("is absent when no attribute carries it", () => {
