@@ -1,7 +1,17 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { kindOf, TOPICS, topicsWithRole, type SyncTopicEntry } from "~/sync/topics.server";
+import {
+  bodyShopFields,
+  isKnownTopic,
+  kindOf,
+  normalizeTopic,
+  topicInfo,
+  topicLabel,
+  TOPICS,
+  topicsWithRole,
+  type SyncTopicEntry,
+} from "~/sync/topics.server";
 import { HANDLED_TOPICS, planWebhook } from "~/sync/plan";
 import { defaultSettings } from "~/sync/settings";
 import { FIXTURES_DIR } from "../support/webhooks";
@@ -42,5 +52,61 @@ describe("the topic registry", () => {
     expect(kindOf("checkout:abc")).toBe("checkout");
     expect(kindOf("shop/redact")).toBe("privacy");
     expect(kindOf("nonsense/topic")).toBe("other");
+    expect(kindOf("app/uninstalled")).toBe("app");
+    expect(kindOf("bulk_operations/finish")).toBe("bulk");
+    const keys = ["customer:1", "order:2", "product:3", "cart:c1", "checkout:abc", "subscription:9", "unhandled:fulfillments/create"];
+    expect(keys.map(kindOf)).toEqual(["customer", "order", "product", "cart", "checkout", "subscription", "other"]);
+  });
+});
+
+describe("reading a topic name", () => {
+  it("accepts Shopify's spelling in any case and the fixture files' dotted names", () => {
+    expect(normalizeTopic(" ORDERS/CREATE ")).toBe("orders/create");
+    expect(normalizeTopic("orders.create")).toBe("orders/create");
+    expect(normalizeTopic("subscription_billing_attempts.success")).toBe("subscription_billing_attempts/success");
+    expect(normalizeTopic("a.b.c")).toBe("a/b/c");
+  });
+
+  it("keeps the topics Shopify itself names with a dot", () => {
+    expect(normalizeTopic("customer.tags_added")).toBe("customer.tags_added");
+    expect(normalizeTopic("Customer.Joined_Segment")).toBe("customer.joined_segment");
+  });
+
+  it("knows only the registry's own topics, as written", () => {
+    expect(isKnownTopic("orders/create")).toBe(true);
+    expect(isKnownTopic("ORDERS/CREATE")).toBe(false);
+    expect(isKnownTopic("toString")).toBe(false);
+    expect(topicInfo("Orders.Create")?.label).toBe("New order");
+    expect(topicInfo("fulfillments/create")).toBeUndefined();
+  });
+
+  it("shows a topic in the merchant's words, and one the app does not subscribe to as it is", () => {
+    expect(topicLabel("customers/create")).toBe("New customer");
+    expect(topicLabel("customers.create")).toBe("New customer");
+    expect(topicLabel("fulfillments/create")).toBe("fulfillments/create");
+  });
+});
+
+describe("topic roles", () => {
+  it("lists the topics of each role", () => {
+    expect(topicsWithRole("lifecycle")).toEqual(["app/uninstalled", "app/scopes_update"]);
+    expect(topicsWithRole("compliance")).toEqual(["customers/data_request", "customers/redact", "shop/redact"]);
+    expect(topicsWithRole("bulk")).toEqual(["bulk_operations/finish"]);
+    expect(new Set(topicsWithRole("sync"))).toEqual(new Set(HANDLED_TOPICS));
+  });
+
+  it("names the body fields that must agree with the shop header, for lifecycle and compliance topics only", () => {
+    expect(bodyShopFields("app/uninstalled")).toEqual(["myshopify_domain", "domain"]);
+    expect(bodyShopFields("app/scopes_update")).toEqual(["shop_domain", "myshopify_domain", "domain"]);
+    for (const topic of ["customers/data_request", "customers/redact", "shop/redact"]) expect(bodyShopFields(topic), topic).toEqual(["shop_domain"]);
+    for (const topic of ["orders/create", "bulk_operations/finish", "fulfillments/create"]) expect(bodyShopFields(topic), topic).toEqual([]);
+  });
+
+  it("says what a sync topic needs looked up when its object is unknown, and nothing for one that carries it whole", () => {
+    expect(TOPICS["customers/create"]).toMatchObject({ role: "sync", kind: "customer", lookup: "Customer without consent" });
+    expect(TOPICS["refunds/create"]).toMatchObject({ role: "sync", kind: "order", lookup: "Order" });
+    expect(TOPICS["orders/create"]).not.toHaveProperty("lookup");
+    expect(TOPICS["customers/redact"]).toMatchObject({ role: "compliance", kind: "privacy" });
+    expect(TOPICS["app/uninstalled"]).toMatchObject({ role: "lifecycle", kind: "app" });
   });
 });

@@ -202,7 +202,7 @@ export function storeActorReferenceId(shopDomain: string): string {
 export function cleanEmail(raw: string | null | undefined): string | null {
   if (typeof raw !== "string") return null;
   const email = raw.trim().toLowerCase();
-  if (email === "") return null;
+  // The service's email rule refuses "" too.
   return emailSchema.safeParse(email).success ? email : null;
 }
 
@@ -319,11 +319,11 @@ export function revenueHash(
 ): string | undefined {
   const list = [...attributes];
   if (Array.isArray(extra)) list.push(...extra);
-  else if (extra && typeof extra === "object") {
+  else if (extra) {
     for (const [name, value] of Object.entries(extra)) list.push({ name, value: typeof value === "string" ? value : null });
   }
   for (const wanted of LS_ATTRIBUTE_NAMES) {
-    const hit = list.find((a) => a.name === wanted && typeof a.value === "string" && a.value.trim() !== "");
+    const hit = list.find((a) => a.name === wanted && (a.value ?? "").trim() !== "");
     if (hit?.value) return hit.value.trim();
   }
   return undefined;
@@ -336,8 +336,9 @@ export function revenueHash(
 function imageOf(li: { image_url?: string | null; image?: unknown }): string | undefined {
   if (li.image_url) return li.image_url;
   const img = li.image;
-  if (typeof img === "string" && img !== "") return img;
-  if (img && typeof img === "object") {
+  // A blank URL comes back as "", which compact() leaves out like a missing one.
+  if (typeof img === "string") return img;
+  if (img) {
     const o = img as { src?: string | null; url?: string | null };
     return o.src ?? o.url ?? undefined;
   }
@@ -436,7 +437,7 @@ export function mapCartLines(
       sku: li.sku,
       variant_id: li.variant_id,
       image_url: li.image_url ?? undefined,
-      price: unit !== null ? amount(unit, currency) : undefined,
+      price: amount(unit, currency),
       quantity,
       total: lineTotal !== null ? fromMinor(lineTotal, currency) : undefined,
       discounts: kind === "checkout" && allocations.length > 0 ? fromMinor(discounts, currency) : undefined,
