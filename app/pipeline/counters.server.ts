@@ -21,6 +21,17 @@ const FIELDS = ["received", "duplicates", "delivered", "skipped", "unusable", "f
 
 /** Adds deltas to the per-shop, per-kind counters: merged first, then one statement. */
 export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = database().sql): Promise<void> {
+  const writes = counterWrites(deltas, 1);
+  if (writes) await tx.query(`WITH ${writes.ctes} SELECT 1`, writes.params);
+}
+
+/**
+ * The counter writes as common table expressions, for a statement of the caller's (a delivered
+ * group's UPDATE writes its counters in the same statement: one statement instead of two per
+ * group, the worker's dearest on PGlite). The deltas are bound as `$<param>`; null when they add
+ * nothing. PostgreSQL runs a data-modifying WITH to completion whether or not the statement reads it.
+ */
+export function counterWrites(deltas: CounterDelta[], param: number): { ctes: string; params: [string] } | null {
   const merged = new Map<string, CounterDelta>();
   for (const d of deltas) {
     const key = `${d.shop}\u0000${d.kind}`;
@@ -32,7 +43,7 @@ export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = da
     }
     merged.set(key, m);
   }
-  if (!merged.size) return;
+  if (!merged.size) return null;
   // Sorted so that concurrent workers take row locks in the same order (no deadlocks).
   const rows = [...merged.values()]
     .sort((a, b) => (a.shop + a.kind < b.shop + b.kind ? -1 : 1))
@@ -43,31 +54,29 @@ export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = da
       lastDeliveredAt: m.lastDeliveredAt?.toISOString() ?? null,
       lastLagMs: m.lastLagMs ?? null,
     }));
-  // One statement writes the totals and this hour's bucket (the health chart), so they never disagree.
-  await tx.query(
-    `WITH r AS (
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
+  // The totals and this hour's bucket (the health chart) are written together, so they never disagree.
+  const ctes = `counter_rows AS (
+       SELECT * FROM jsonb_to_recordset($${param}::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
             skipped int, unusable int, failed int, dead int, "lastDeliveredAt" timestamptz, "lastLagMs" int)
-     ), totals AS (
+     ), counter_totals AS (
        INSERT INTO "SyncCounter" AS c (shop, kind, received, duplicates, delivered, skipped, unusable, failed, dead, "lastDeliveredAt", "lastLagMs")
-       SELECT shop, kind, received, duplicates, delivered, skipped, unusable, failed, dead, "lastDeliveredAt", "lastLagMs" FROM r
+       SELECT shop, kind, received, duplicates, delivered, skipped, unusable, failed, dead, "lastDeliveredAt", "lastLagMs" FROM counter_rows
        ON CONFLICT (shop, kind) DO UPDATE SET
          received = c.received + EXCLUDED.received, duplicates = c.duplicates + EXCLUDED.duplicates,
          delivered = c.delivered + EXCLUDED.delivered, skipped = c.skipped + EXCLUDED.skipped, unusable = c.unusable + EXCLUDED.unusable,
          failed = c.failed + EXCLUDED.failed, dead = c.dead + EXCLUDED.dead,
          "lastDeliveredAt" = COALESCE(EXCLUDED."lastDeliveredAt", c."lastDeliveredAt"),
          "lastLagMs" = COALESCE(EXCLUDED."lastLagMs", c."lastLagMs")
-       RETURNING 1
-     )
-     INSERT INTO "SyncCounterHourly" AS h (shop, kind, hour, received, delivered, skipped, unusable, failed, dead)
-     SELECT shop, kind, date_trunc('hour', timezone('UTC', now())), received, delivered, skipped, unusable, failed, dead FROM r
-     WHERE received + delivered + skipped + unusable + failed + dead > 0
-     ON CONFLICT (shop, hour, kind) DO UPDATE SET
-       received = h.received + EXCLUDED.received, delivered = h.delivered + EXCLUDED.delivered,
-       skipped = h.skipped + EXCLUDED.skipped, unusable = h.unusable + EXCLUDED.unusable, failed = h.failed + EXCLUDED.failed,
-       dead = h.dead + EXCLUDED.dead`,
-    [JSON.stringify(rows)]
-  );
+     ), counter_hourly AS (
+       INSERT INTO "SyncCounterHourly" AS h (shop, kind, hour, received, delivered, skipped, unusable, failed, dead)
+       SELECT shop, kind, date_trunc('hour', timezone('UTC', now())), received, delivered, skipped, unusable, failed, dead FROM counter_rows
+       WHERE received + delivered + skipped + unusable + failed + dead > 0
+       ON CONFLICT (shop, hour, kind) DO UPDATE SET
+         received = h.received + EXCLUDED.received, delivered = h.delivered + EXCLUDED.delivered,
+         skipped = h.skipped + EXCLUDED.skipped, unusable = h.unusable + EXCLUDED.unusable, failed = h.failed + EXCLUDED.failed,
+         dead = h.dead + EXCLUDED.dead
+     )`;
+  return { ctes, params: [JSON.stringify(rows)] };
 }
 
 /** The chart shows 30 days; older hourly buckets can go (for the retention job to call). */

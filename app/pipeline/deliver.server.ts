@@ -8,7 +8,7 @@ import { pauseShop, serviceClientsFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { isCompleted } from "./abandonment.server";
 import { claimRows, fairShareCandidates, GIVE_BACK_CLAIM, nextCursor } from "./claim.server";
-import { bumpCounters, type CounterDelta } from "./counters.server";
+import { bumpCounters, counterWrites, type CounterDelta } from "./counters.server";
 import { callKind, contentHash } from "./decide";
 import { retryDelayMs, type PipelinePolicy } from "./policy";
 import { CALL_STATUS } from "./status";
@@ -385,8 +385,8 @@ export async function deliverCalls(workerId: string, policy: PipelinePolicy): Pr
 }
 
 /**
- * Writes results in groups: the answers that arrive within a few milliseconds share one UPDATE of
- * the delivered calls and one of the counters (most calls succeed, and one statement per call was
+ * Writes results in groups: the answers that arrive within a few milliseconds share one statement
+ * marking the delivered calls and adding to the counters (most calls succeed, and one statement per call was
  * the worker's largest cost; with answers spread out by a service far away, a group per turn of the
  * event loop still wrote one or two calls a statement). A crash re-sends only the calls whose group
  * was not written yet.
@@ -416,22 +416,23 @@ class ResultWrites {
     this.flushNow = undefined;
     const ids = this.delivered.splice(0);
     const counters = this.counters.splice(0);
-    if (ids.length) {
-      const written = await database().sql.query<{ id: string }>(
-        `UPDATE "OutboundCall" SET status = '${CALL_STATUS.delivered}', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
+    if (!ids.length) return bumpCounters(counters);
+    const writes = counterWrites(counters, 3);
+    const written = await database().sql.query<{ id: string }>(
+      `WITH ${writes ? `${writes.ctes},` : ""} delivered AS (
+         UPDATE "OutboundCall" SET status = '${CALL_STATUS.delivered}', "deliveredAt" = now(), "lastError" = NULL, "lockedBy" = NULL, "lockedUntil" = NULL
          WHERE id = ANY($1::bigint[]) AND ${FENCE}
-         RETURNING id::text AS id`,
-        [ids, this.workerId]
-      );
-      if (written.length < ids.length) logFenced(this.workerId, ids.length - written.length);
-    }
-    await bumpCounters(counters);
+         RETURNING id)
+       SELECT id::text AS id FROM delivered`,
+      [ids, this.workerId, ...(writes?.params ?? [])]
+    );
+    if (written.length < ids.length) logFenced(this.workerId, ids.length - written.length);
   }
 }
 
 /** A group of results is written this long after its first, or once it holds this many delivered calls. */
-const RESULT_GROUP_MS = 5;
-const RESULT_GROUP_SIZE = 32;
+const RESULT_GROUP_MS = 20;
+const RESULT_GROUP_SIZE = 64;
 
 /** Lease fencing: a result is written only by the worker that still holds the call. */
 const FENCE = `"lockedBy" = $2 AND status = '${CALL_STATUS.running}'`;
