@@ -131,7 +131,8 @@ function report(title: string, alone: RunResult, r: RunResult): void {
 }
 
 /** Per 10 s of the run: quiet changes recorded, their p99 and max latency (or how many never arrived), 429s answered. */
-function printTimeline(started: number, sent: Map<string, { at: number }>, arrival: Map<string, number>, answered429: number[]): void {
+/** The quiet changes by 10 s window of their recording: p99, max, not arrived, and 429s answered then. */
+export function printTimeline(started: number, sent: Map<string, { at: number }>, arrival: Map<string, number>, answered429: number[]): void {
   const windows = new Map<number, { latencies: number[]; lost: number; answers429: number }>();
   const at = (t: number) => {
     const k = Math.floor((t - started) / 10_000);
