@@ -77,6 +77,29 @@ interface Pending {
   bytes: number;
 }
 
+/**
+ * The next deliveries to move, round-robin between shops (each shop's oldest first), in file order:
+ * the journal is one queue for every shop, and moved first come, first served a flash sale's
+ * thousands of webhooks held another shop's one behind them for seconds (issue 33).
+ */
+function nextMoveBatch(pending: Pending[], size: number): { batch: Pending[]; rest: Pending[] } {
+  if (pending.length <= size) return { batch: pending.slice(), rest: [] };
+  // A delivery's rank is how many of its shop's deliveries come before it; lower ranks go first.
+  const taken = new Map<string, number>();
+  const byRank: number[][] = [];
+  for (let i = 0; i < pending.length; i++) {
+    const shop = pending[i].delivery.shop;
+    const rank = taken.get(shop) ?? 0;
+    taken.set(shop, rank + 1);
+    if (rank < size) (byRank[rank] ??= []).push(i);
+  }
+  const chosen = new Set(byRank.flat().slice(0, size));
+  const batch: Pending[] = [];
+  const rest: Pending[] = [];
+  for (let i = 0; i < pending.length; i++) (chosen.has(i) ? batch : rest).push(pending[i]);
+  return { batch, rest };
+}
+
 export class AckJournal {
   private pending: Pending[] = [];
   private pendingBytes = 0;
@@ -188,8 +211,11 @@ export class AckJournal {
   private async moveLoop(): Promise<number> {
     let moved = 0;
     while (this.pending.length && !this.closed) {
-      const batch = this.pending.slice(0, ACK_JOURNAL_POLICY.moveBatch);
-      const through = batch[batch.length - 1].end;
+      const { batch, rest } = nextMoveBatch(this.pending, ACK_JOURNAL_POLICY.moveBatch);
+      const considered = this.pending.length;
+      // Moved through the first line left behind: a batch may take later lines of other shops, which
+      // a crash before the next checkpoint moves again (no second row: counted as a duplicate).
+      const through = rest.length ? rest[0].end - rest[0].bytes : batch[batch.length - 1].end;
       const generation = this.generation;
       const dropOld = this.oldCheckpointsLeft;
       await this.sql.transaction(async (tx) => {
@@ -198,7 +224,8 @@ export class AckJournal {
         if (dropOld) await tx.query(`DELETE FROM "AckJournalCheckpoint" WHERE generation <> $1`, [generation]);
       });
       this.oldCheckpointsLeft &&= !dropOld;
-      this.pending.splice(0, batch.length);
+      // Appends made during the move come after everything the batch was cut from.
+      this.pending = [...rest, ...this.pending.slice(considered)];
       this.pendingBytes -= batch.reduce((sum, p) => sum + p.bytes, 0);
       moved += batch.length;
     }

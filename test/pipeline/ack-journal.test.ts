@@ -96,6 +96,36 @@ describe("the acknowledgement journal [pglite]", () => {
     for (const line of journalText().split("\n").filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
   });
 
+  it("moves another shop's webhook ahead of a flash sale journaled before it, and still moves each delivery once", async () => {
+    const quiet = "quiet.myshopify.com";
+    await bed.db.prisma.shop.create({ data: { domain: quiet } });
+    ACK_JOURNAL_POLICY.moveDelayMs = 60_000; // moved when the test says
+    ACK_JOURNAL_POLICY.moveBatch = 10;
+    // The first delivery of each shop is recorded directly; what follows is journaled.
+    expect((await order(0)).status).toBe(200);
+    expect((await order(0, quiet)).status).toBe(200);
+    for (let n = 1; n <= 100; n++) expect((await order(n)).status).toBe(200);
+    expect((await order(1, quiet)).status).toBe(200);
+    // The database refuses a second move: only the first transaction of 10 gets in.
+    await bed.db.sql.query(`CREATE FUNCTION refuse_second_move() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF (SELECT count(*) FROM "WebhookDelivery") >= 12 THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$`);
+    await bed.db.sql.query(`CREATE TRIGGER refuse_second_move BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW EXECUTE FUNCTION refuse_second_move()`);
+    await expect(moveJournaledDeliveries()).rejects.toThrow(/disk full/);
+    // First come, first served, the quiet shop's change would wait for 10 moves of the sale's.
+    expect((await deliveries(quiet)).map((d) => d.eventId)).toEqual(["evt-orders/create-0", "evt-orders/create-1"]);
+    expect(await deliveries()).toHaveLength(10);
+    await bed.db.sql.query(`DROP TRIGGER refuse_second_move ON "WebhookDelivery"`);
+    // A restart here moves again from the first line left behind: the quiet change is not recorded twice.
+    await bed.close();
+    await bed.open();
+    await moveJournaledDeliveries();
+    expect((await deliveries()).map((d) => d.eventId)).toEqual(Array.from({ length: 101 }, (_, n) => `evt-orders/create-${n}`));
+    expect((await deliveries(quiet)).map((d) => d.eventId)).toEqual(["evt-orders/create-0", "evt-orders/create-1"]);
+    expect(await counter()).toEqual({ received: 101, duplicates: 0 });
+    // The quiet change moved ahead was moved again after the restart: Shopify would have counted it a retry too.
+    expect(await counter(quiet)).toEqual({ received: 2, duplicates: 1 });
+  });
+
   it("answers 404 for a shop it does not know, and drops what a shop uninstalled meanwhile sends", async () => {
     expect((await order(1, "stranger.myshopify.com")).status).toBe(404);
     expect((await order(1)).status).toBe(200);
