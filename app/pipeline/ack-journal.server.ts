@@ -33,6 +33,8 @@ export const ACK_JOURNAL_POLICY = {
   moveDelayMs: 50,
   /** Deliveries per move transaction: one short hold of the connection. */
   moveBatch: 50,
+  /** Batches the worker moves itself before each pass, when no move is under way. */
+  workerMoveBatches: 4,
   /**
    * Not-yet-moved deliveries beyond which acknowledgements stop being journaled and go straight to
    * the database, which then answers for itself (503 while it fails): moves that keep failing must
@@ -191,8 +193,21 @@ export class AckJournal {
   }
 
   /** Moves everything journaled so far (one mover at a time); resolves with how many it moved. */
-  moveAll(): Promise<number> {
-    this.moving ??= this.moveLoop().finally(() => (this.moving = undefined));
+  async moveAll(): Promise<number> {
+    let moved = 0;
+    do moved += await (this.moving ??= this.moveLoop(Infinity).finally(() => (this.moving = undefined)));
+    while (this.pending.length && !this.closed);
+    return moved;
+  }
+
+  /**
+   * Moves at most `batches` batches, and nothing when a move is under way: during a burst the
+   * mover's loop runs as long as webhooks keep arriving, and the worker, which moved everything
+   * before each pass, planned nothing for as long (the quiet shops' changes waited 2–3 s).
+   */
+  moveSome(batches: number): Promise<number> {
+    if (this.moving) return Promise.resolve(0);
+    this.moving = this.moveLoop(batches).finally(() => (this.moving = undefined));
     return this.moving;
   }
 
@@ -208,9 +223,9 @@ export class AckJournal {
     closeSync(this.fd);
   }
 
-  private async moveLoop(): Promise<number> {
+  private async moveLoop(maxBatches: number): Promise<number> {
     let moved = 0;
-    while (this.pending.length && !this.closed) {
+    for (let batches = 0; this.pending.length && !this.closed && batches < maxBatches; batches++) {
       const { batch, rest } = nextMoveBatch(this.pending, ACK_JOURNAL_POLICY.moveBatch);
       const considered = this.pending.length;
       // Moved through the first line left behind: a batch may take later lines of other shops, which

@@ -54,10 +54,16 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<RecordingResu
   return Number(rows[0].inserted) === 1 ? "recorded" : "duplicate";
 }
 
-/** Moves the journaled deliveries into the database now (the worker, before each round); how many. */
+/** Moves the journaled deliveries into the database now; how many. */
 export async function moveJournaledDeliveries(): Promise<number> {
   const journal = await ingestState(database()).journal;
   return journal ? journal.moveAll() : 0;
+}
+
+/** The worker, before each pass: a few batches, and none while a move is under way (not waited for). */
+export async function moveSomeJournaledDeliveries(): Promise<number> {
+  const journal = await ingestState(database()).journal;
+  return journal ? journal.moveSome(ACK_JOURNAL_POLICY.workerMoveBatches) : 0;
 }
 
 /** Journaled deliveries not moved yet. */

@@ -9,7 +9,7 @@ import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
 import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
 import { DeliveryLane } from "./deliver.server";
-import { journaledBacklog, moveJournaledDeliveries } from "./ingest.server";
+import { journaledBacklog, moveSomeJournaledDeliveries } from "./ingest.server";
 import { planDeliveries } from "./plan.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
 import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
@@ -85,9 +85,9 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   const idleWaiters: { resolve: () => void; dueWithinMs: number }[] = [];
 
   async function tick(): Promise<number> {
-    // Deliveries acknowledged into PGlite's journal are moved in as they come; this takes in the
-    // ones a crash left there, and any still waiting, before planning looks for work.
-    const moved = await moveJournaledDeliveries().catch(failed("journal move"));
+    // Deliveries acknowledged into PGlite's journal are moved in as they come (the journal's own
+    // timer); this takes in a few more before planning looks for work, unless a move is under way.
+    const moved = await moveSomeJournaledDeliveries().catch(failed("journal move"));
     // Each unit of work first gives way to webhooks being acknowledged in this process.
     // Planning runs while the calls in flight wait on the service: the database and the CPU
     // would otherwise idle through every round trip.

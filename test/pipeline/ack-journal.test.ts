@@ -4,7 +4,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ACK_JOURNAL_FILE, ACK_JOURNAL_POLICY } from "~/pipeline/ack-journal.server";
-import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
+import { journaledBacklog, moveJournaledDeliveries } from "~/pipeline/ingest.server";
+import { startWorker } from "~/pipeline/worker.server";
 import { journalTestbed, JOURNAL_SHOP } from "../support/ack-journal";
 import { ROOT_DIR } from "../support/processes";
 import { sendWebhook } from "../support/webhooks";
@@ -124,6 +125,33 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(await counter()).toEqual({ received: 101, duplicates: 0 });
     // The quiet change moved ahead was moved again after the restart: Shopify would have counted it a retry too.
     expect(await counter(quiet)).toEqual({ received: 2, duplicates: 1 });
+  });
+
+  it("lets the worker plan another shop's change while a flash sale is still being moved in", { timeout: 120_000 }, async () => {
+    const quiet = "quiet.myshopify.com";
+    await bed.db.prisma.shop.create({ data: { domain: quiet } });
+    ACK_JOURNAL_POLICY.moveDelayMs = 60_000; // moved when the test says
+    ACK_JOURNAL_POLICY.moveBatch = 5;
+    expect((await order(0)).status).toBe(200);
+    for (let n = 1; n <= 600; n++) expect((await order(n)).status).toBe(200);
+    // The quiet shop's first delivery is recorded directly: waiting to be planned.
+    expect((await order(0, quiet)).status).toBe(200);
+    const moving = moveJournaledDeliveries(); // 120 transactions, the sale's
+    const worker = startWorker({ id: "journal-worker", policy: { pollMs: 20 } });
+    try {
+      let backlogWhenPlanned = -1;
+      for (let i = 0; i < 3_000 && backlogWhenPlanned < 0; i++) {
+        const [row] = await bed.db.sql.query<{ status: string }>(`SELECT status FROM "WebhookDelivery" WHERE shop = $1`, [quiet]);
+        if (row?.status === "done") backlogWhenPlanned = await journaledBacklog();
+        else await sleep(5);
+      }
+      // Waiting for the whole move before each pass, the worker planned it only once the sale was in.
+      expect(backlogWhenPlanned).toBeGreaterThan(0);
+    } finally {
+      await moving;
+      await worker.stop();
+    }
+    expect(await deliveries()).toHaveLength(601);
   });
 
   it("answers 404 for a shop it does not know, and drops what a shop uninstalled meanwhile sends", async () => {
