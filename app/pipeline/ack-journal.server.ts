@@ -195,7 +195,7 @@ export class AckJournal {
   /** Moves everything journaled so far (one mover at a time); resolves with how many it moved. */
   async moveAll(): Promise<number> {
     let moved = 0;
-    do moved += await (this.moving ??= this.moveLoop(Infinity).finally(() => (this.moving = undefined)));
+    do moved += await (this.moving ?? this.startMove(Infinity));
     while (this.pending.length && !this.closed);
     return moved;
   }
@@ -206,8 +206,11 @@ export class AckJournal {
    * before each pass, planned nothing for as long (the quiet shops' changes waited 2–3 s).
    */
   moveSome(batches: number): Promise<number> {
-    if (this.moving) return Promise.resolve(0);
-    this.moving = this.moveLoop(batches).finally(() => (this.moving = undefined));
+    return this.moving ? Promise.resolve(0) : this.startMove(batches);
+  }
+
+  private startMove(maxBatches: number): Promise<number> {
+    this.moving = this.moveLoop(maxBatches).finally(() => (this.moving = undefined));
     return this.moving;
   }
 
