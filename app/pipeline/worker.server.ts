@@ -92,7 +92,12 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     // Planning runs while the calls in flight wait on the service: the database and the CPU
     // would otherwise idle through every round trip.
     const [planned, delivered] = await Promise.all([
-      yieldToWebhooks(policy).then((p) => planDeliveries(id, p)),
+      yieldToWebhooks(policy)
+        .then((p) => planDeliveries(id, p))
+        .then((n) => {
+          if (n) lane.plannedMore();
+          return n;
+        }),
       yieldToWebhooks(policy).then((p) => lane.topUp(p)),
     ]);
     // Due timers and history imports are rare next to calls: while planning and delivery keep the

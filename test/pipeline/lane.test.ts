@@ -1,0 +1,91 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { DeliveryLane } from "~/pipeline/deliver.server";
+import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
+import { planDeliveries } from "~/pipeline/plan.server";
+import { PIPELINE_POLICY, type PipelinePolicy } from "~/pipeline/policy";
+import { describeEachDatabase } from "../support/database";
+import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
+
+let seq = 0;
+const newShop = () => `lane-${++seq}-${Date.now().toString(36)}.myshopify.com`;
+
+/**
+ * One worker's calls in flight (DeliveryLane), driven here without the worker's loop, so that
+ * nothing but the lane itself claims: what it claims ahead, and when it claims again by itself.
+ */
+describeEachDatabase("a worker's delivery lane", (database) => {
+  let h: PipelineHarness;
+  const lanes: DeliveryLane[] = [];
+  const policy: PipelinePolicy = { ...PIPELINE_POLICY, ...FAST_POLICY, batchSize: 8 };
+  const workerId = `lane-test-${database}`;
+  beforeAll(async () => {
+    h = await startPipelineHarness({ database });
+  });
+  afterEach(async () => {
+    h.emulator.setFaults({});
+    await Promise.all(lanes.splice(0).map((lane) => lane.close()));
+    // What a test left queued is not the next test's to claim.
+    await h.app.db.sql.query(`DELETE FROM "OutboundCall" WHERE shop LIKE 'lane-%'`);
+    await h.reset();
+  });
+  afterAll(() => h.close());
+
+  const newLane = () => {
+    const lane = new DeliveryLane(workerId, { refill: async () => policy });
+    lanes.push(lane);
+    return lane;
+  };
+
+  /** Acknowledges customers/create webhooks over HTTP and plans them all. */
+  async function planned(shop: string, bodies: Record<string, unknown>[]): Promise<void> {
+    for (const body of bodies) expect((await h.send({ topic: "customers/create", shop, body })).status).toBe(200);
+    await moveJournaledDeliveries();
+    while ((await planDeliveries(workerId, policy)) > 0);
+  }
+
+  const upserts = () => h.emulator.requests.filter((r) => r.method === "POST" && r.path === "/api/people");
+  const upserted = (email: string) =>
+    upserts().some((r) => (r.body as { email?: string }).email === email && r.status !== null && r.status < 300);
+
+  async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+    for (const deadline = Date.now() + 30_000; !(await condition()); await sleep(20)) {
+      if (Date.now() > deadline) throw new Error(`not within 30 s: ${what}`);
+    }
+  }
+
+  const leased = async (shop: string) =>
+    (await h.app.db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "OutboundCall" WHERE shop = $1 AND status = 'running'`, [shop]))[0]!.n;
+
+  it("claims two windows of calls at once: one goes to the service, the other waits beside it", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    await planned(shop, Array.from({ length: 40 }, () => customerBody({})));
+    let release!: () => void;
+    h.emulator.setFaults({ hold: new Promise<void>((resolve) => (release = resolve)) });
+    const lane = newLane();
+    expect(await lane.topUp(policy)).toBe(2 * policy.batchSize);
+    await until(() => upserts().length >= policy.batchSize, "a full window at the service");
+    expect(upserts()).toHaveLength(policy.batchSize);
+    expect(await leased(shop)).toBe(2 * policy.batchSize);
+    release();
+    await lane.drain();
+  });
+
+  it("claims calls planned after its last claim came back short, without waiting for the worker's next pass", async () => {
+    const shop = newShop();
+    await h.connect(shop);
+    const first = customerBody({});
+    await planned(shop, [first]);
+    const lane = newLane();
+    // One customer: one call is due (its second waits behind it), fewer than the lane asked for.
+    expect(await lane.topUp(policy)).toBe(1);
+    await until(() => upserted(first.email as string), "the first customer at the service");
+
+    const second = customerBody({});
+    await planned(shop, [second]);
+    lane.plannedMore();
+    await until(() => upserted(second.email as string), "the customer planned later at the service");
+    await lane.drain();
+  });
+});
