@@ -7,7 +7,7 @@ export const PIPELINE_POLICY = {
    * (see leaseFor), so a call in flight always finishes before its lease can pass to another.
    */
   leaseMs: 60_000,
-  /** Service calls claimed per poll, and so in flight per worker. */
+  /** Service calls in flight per worker (its window); up to two windows more wait claimed beside it (deliver.server.ts). */
   batchSize: 64,
   /**
    * Calls of one shop (one marketing account) at the service at once, per worker. A shop whose last
