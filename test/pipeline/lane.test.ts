@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { DeliveryLane } from "~/pipeline/deliver.server";
 import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
@@ -48,11 +47,7 @@ describeEachDatabase("a worker's delivery lane", (database) => {
   const upserted = (email: string) =>
     upserts().some((r) => (r.body as { email?: string }).email === email && r.status !== null && r.status < 300);
 
-  async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-    for (const deadline = Date.now() + 30_000; !(await condition()); await sleep(20)) {
-      if (Date.now() > deadline) throw new Error(`not within 30 s: ${what}`);
-    }
-  }
+  const until = (condition: () => boolean, what: string) => expect.poll(condition, { timeout: 30_000, message: what }).toBe(true);
 
   const leased = async (shop: string) =>
     (await h.app.db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "OutboundCall" WHERE shop = $1 AND status = 'running'`, [shop]))[0]!.n;
