@@ -143,6 +143,8 @@ export class DeliveryLane {
    * fill the window that every other shop's calls share.
    */
   private readonly troubled = new Set<string>();
+  /** Shops whose Retry-After hold is being written (how many writes): no place for them meanwhile. */
+  private readonly holdsBeingWritten = new Map<string, number>();
   /** Where the next claim's round-robin over shops starts: after the last shop served. */
   private cursor = "";
   /** Ids of every call claimed whose result is not written yet. */
@@ -269,6 +271,7 @@ export class DeliveryLane {
 
   /** Places a shop may still take at the service. */
   private room(shop: string): number {
+    if (this.holdsBeingWritten.has(shop)) return 0;
     const policy = this.policy!;
     const cap = this.troubled.has(shop) ? policy.troubledShopConcurrency : policy.shopConcurrency;
     return Math.max(0, cap - (this.sending.get(shop) ?? 0));
@@ -278,8 +281,11 @@ export class DeliveryLane {
     return this.ready.reduce((n, r) => n + (r.call.shop === shop ? 1 : 0), 0);
   }
 
-  /** Hands back a shop's claimed calls not sent yet beyond the first `keep` (a 429, a pause, trouble). */
-  private giveBackBeyond(shop: string, keep: number): void {
+  /**
+   * Hands back a shop's claimed calls not sent yet beyond the first `keep` (a 429, a pause, trouble):
+   * they leave the lane at once, and go back to the queue once `after` has settled.
+   */
+  private giveBackBeyond(shop: string, keep: number, after?: Promise<unknown>): void {
     const extra: string[] = [];
     let kept = 0;
     this.ready = this.ready.filter((r) => {
@@ -289,7 +295,7 @@ export class DeliveryLane {
       return false;
     });
     if (extra.length) {
-      void this.handBack(extra);
+      void (after ? after.catch(() => undefined).then(() => this.handBack(extra)) : this.handBack(extra));
       this.finishIfEmpty();
     }
   }
@@ -347,8 +353,19 @@ export class DeliveryLane {
         else this.sending.delete(c.shop);
       });
       // The service's Retry-After holds the whole shop (every worker's claims skip it), not only this
-      // call; written before the shop's calls claimed ahead go back, so that none is claimed meanwhile.
-      if (result.status === "retry" && result.holdShopMs) await holdShop(c.shop, result.holdShopMs);
+      // call. From this answer on none of the shop's calls goes out; those claimed ahead go back to
+      // the queue once the hold is written, so that none is claimed again meanwhile.
+      if (result.status === "retry" && result.holdShopMs) {
+        const hold = holdShop(c.shop, result.holdShopMs);
+        this.troubled.add(c.shop);
+        this.holdsBeingWritten.set(c.shop, (this.holdsBeingWritten.get(c.shop) ?? 0) + 1);
+        this.giveBackBeyond(c.shop, 0, hold);
+        await hold.finally(() => {
+          const left = this.holdsBeingWritten.get(c.shop)! - 1;
+          if (left > 0) this.holdsBeingWritten.set(c.shop, left);
+          else this.holdsBeingWritten.delete(c.shop);
+        });
+      }
       this.noteAnswer(c.shop, result);
       this.pump();
       await record(this.workerId, c, result, this.writes);

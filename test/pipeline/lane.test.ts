@@ -83,4 +83,42 @@ describeEachDatabase("a worker's delivery lane", (database) => {
     await until(() => upserted(second.email as string), "the customer planned later at the service");
     await lane.drain();
   });
+
+  // PGlite has one connection: a transaction held by the test would hold the lane too.
+  it.skipIf(database === "pglite")("sends no more of a shop's calls once it answers 429, while its hold is still being written", async () => {
+    const shop = newShop();
+    const account = h.emulator.createAccount({ doubleOptIn: false });
+    await h.connect(shop, account.apiKey);
+    await planned(shop, Array.from({ length: 40 }, () => customerBody({})));
+    let answer!: () => void;
+    h.emulator.setFaults({ hold: new Promise<void>((resolve) => (answer = resolve)), burst429: { count: 1_000_000, retryAfterSeconds: 60 }, accountId: account.accountId });
+    // The hold on the shop cannot be written while the test holds the shop's row.
+    let rowLocked!: () => void;
+    let release!: () => void;
+    const locked = new Promise<void>((resolve) => (rowLocked = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const rowLock = h.app.db.sql.transaction(async (tx) => {
+      await tx.query(`SELECT 1 FROM "Shop" WHERE domain = $1 FOR UPDATE`, [shop]);
+      rowLocked();
+      await released;
+    });
+    const lane = newLane();
+    try {
+      await locked;
+      expect(await lane.topUp(policy)).toBe(2 * policy.batchSize);
+      await until(() => upserts().length >= policy.batchSize, "a full window at the service");
+      answer();
+      await until(() => upserts().filter((r) => r.status === 429).length === policy.batchSize, "the window answered 429");
+      // The worker's passes find the window's places free: none may go to this shop.
+      for (let pass = 0; pass < 10; pass++) {
+        await lane.topUp(policy);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(upserts()).toHaveLength(policy.batchSize);
+    } finally {
+      release();
+      await rowLock;
+    }
+    await lane.drain();
+  });
 });
