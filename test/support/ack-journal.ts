@@ -38,8 +38,9 @@ export function journalTestbed() {
     },
     order: (n: number, shop = JOURNAL_SHOP, topic = "orders/create") =>
       sendWebhook(bed.url, { topic, shop, body: { id: 9_300_000 + n, email: `buyer-${n}@example.com`, currency: "EUR" }, eventId: `evt-${topic}-${n}` }),
+    // Acknowledged in the same millisecond: by the number in the event id, the order they were sent.
     deliveries: (shop = JOURNAL_SHOP) =>
-      bed.db.sql.query<{ eventId: string; receivedAt: Date }>(`SELECT "eventId", "receivedAt" FROM "WebhookDelivery" WHERE shop = $1 ORDER BY "receivedAt", "eventId"`, [shop]),
+      bed.db.sql.query<{ eventId: string; receivedAt: Date }>(`SELECT "eventId", "receivedAt" FROM "WebhookDelivery" WHERE shop = $1 ORDER BY "receivedAt", length("eventId"), "eventId"`, [shop]),
     counter: async (shop = JOURNAL_SHOP) =>
       (await bed.db.sql.query<{ received: number; duplicates: number }>(`SELECT sum(received)::int AS received, sum(duplicates)::int AS duplicates FROM "SyncCounter" WHERE shop = $1`, [shop]))[0],
     journalText: () => readFileSync(path.join(bed.dataDir, ACK_JOURNAL_FILE), "utf8"),
