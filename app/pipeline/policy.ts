@@ -23,10 +23,12 @@ export const PIPELINE_POLICY = {
   fairShareShops: 64,
   /**
    * Deliveries planned per transaction. On PGlite a transaction holds the only connection, but
-   * while webhooks arrive the worker plans 8 at a time (webhook-priority.server.ts); otherwise
-   * 64 halves the per-batch statements of 32 (planning alone: ~800 → 900–1,070 deliveries/s).
+   * while webhooks arrive the worker plans 8 at a time (webhook-priority.server.ts). A planning
+   * transaction is ~9 statements whatever its size, and the calls it plans are what the lane sends
+   * next: 128 cost 8 % less of the worker's CPU per delivered call than 64 on PGlite and 12 % less
+   * on PostgreSQL (medians of five alternating pairs, docs/scaling.md, 2026-11-27).
    */
-  planBatchSize: 64,
+  planBatchSize: 128,
   /** Idle wait between polls when there is nothing to do. */
   pollMs: 250,
   /**
