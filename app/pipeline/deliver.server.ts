@@ -355,18 +355,16 @@ export class DeliveryLane {
       // The service's Retry-After holds the whole shop (every worker's claims skip it), not only this
       // call. From this answer on none of the shop's calls goes out; those claimed ahead go back to
       // the queue once the hold is written, so that none is claimed again meanwhile.
-      if (result.status === "retry" && result.holdShopMs) {
-        const hold = holdShop(c.shop, result.holdShopMs);
-        this.troubled.add(c.shop);
+      const hold = result.status === "retry" && result.holdShopMs ? holdShop(c.shop, result.holdShopMs) : undefined;
+      this.noteAnswer(c.shop, result, hold);
+      if (hold) {
         this.holdsBeingWritten.set(c.shop, (this.holdsBeingWritten.get(c.shop) ?? 0) + 1);
-        this.giveBackBeyond(c.shop, 0, hold);
         await hold.finally(() => {
           const left = this.holdsBeingWritten.get(c.shop)! - 1;
           if (left > 0) this.holdsBeingWritten.set(c.shop, left);
           else this.holdsBeingWritten.delete(c.shop);
         });
       }
-      this.noteAnswer(c.shop, result);
       this.pump();
       await record(this.workerId, c, result, this.writes);
     } catch (error) {
@@ -381,13 +379,16 @@ export class DeliveryLane {
     }
   }
 
-  /** One account's trouble stays its own: its calls claimed ahead go back, its places shrink. */
-  private noteAnswer(shop: string, result: Result): void {
+  /**
+   * One account's trouble stays its own: its calls claimed ahead go back (after `hold`, the shop's
+   * Retry-After hold being written, if any), its places shrink.
+   */
+  private noteAnswer(shop: string, result: Result, hold?: Promise<void>): void {
     if (result.status === "delivered") this.troubled.delete(shop);
-    else if (result.status === "paused" || (result.status === "retry" && result.holdShopMs)) {
+    else if (result.status === "paused" || hold) {
       // Not sendable before the hold (or the reconnection): other workers must not wait for them.
       this.troubled.add(shop);
-      this.giveBackBeyond(shop, 0);
+      this.giveBackBeyond(shop, 0, hold);
     } else if (result.status === "retry") {
       this.troubled.add(shop);
       this.giveBackBeyond(shop, this.room(shop));
