@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { DeliveryLane } from "~/pipeline/deliver.server";
 import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
@@ -112,7 +113,7 @@ describeEachDatabase("a worker's delivery lane", (database) => {
       // The worker's passes find the window's places free: none may go to this shop.
       for (let pass = 0; pass < 10; pass++) {
         await lane.topUp(policy);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
       expect(upserts()).toHaveLength(policy.batchSize);
     } finally {

@@ -1,11 +1,10 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startWorker } from "~/pipeline/worker.server";
 import { UPKEEP_LOCK_KEY, UPKEEP_POLICY, upkeepQueueTables } from "~/pipeline/upkeep.server";
 import { startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // PGlite has no autovacuum and the CI's PostgreSQL runs without it: without the worker's own
 // VACUUM, every claim walks the dead versions of every row ever claimed (a 100k-customer import
