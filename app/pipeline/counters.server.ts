@@ -1,5 +1,5 @@
 import { database, prisma } from "../db.server";
-import type { SqlQueryable } from "../db/migrate.server";
+import type { PreparedStatement, SqlQueryable } from "../db/migrate.server";
 import { CALL_STATUS } from "./status";
 
 export interface CounterDelta {
@@ -21,17 +21,12 @@ const FIELDS = ["received", "duplicates", "delivered", "skipped", "unusable", "f
 
 /** Adds deltas to the per-shop, per-kind counters: merged first, then one statement. */
 export async function bumpCounters(deltas: CounterDelta[], tx: SqlQueryable = database().sql): Promise<void> {
-  const writes = counterWrites(deltas, 1);
-  if (writes) await tx.query(`WITH ${writes.ctes} SELECT 1`, writes.params);
+  const rows = counterRows(deltas);
+  if (rows) await tx.prepared(BUMP_COUNTERS, [rows]);
 }
 
-/**
- * The counter writes as common table expressions, for a statement of the caller's (a delivered
- * group's UPDATE writes its counters in the same statement: one statement instead of two per
- * group, the worker's dearest on PGlite). The deltas are bound as `$<param>`; null when they add
- * nothing. PostgreSQL runs a data-modifying WITH to completion whether or not the statement reads it.
- */
-export function counterWrites(deltas: CounterDelta[], param: number): { ctes: string; params: [string] } | null {
+/** The deltas merged per shop and kind, as the JSON array `counterCtes` reads; null when they add nothing. */
+export function counterRows(deltas: CounterDelta[]): string | null {
   const merged = new Map<string, CounterDelta>();
   for (const d of deltas) {
     const key = `${d.shop}\u0000${d.kind}`;
@@ -54,8 +49,18 @@ export function counterWrites(deltas: CounterDelta[], param: number): { ctes: st
       lastDeliveredAt: m.lastDeliveredAt?.toISOString() ?? null,
       lastLagMs: m.lastLagMs ?? null,
     }));
-  // The totals and this hour's bucket (the health chart) are written together, so they never disagree.
-  const ctes = `counter_rows AS (
+  return JSON.stringify(rows);
+}
+
+/**
+ * The counter writes as common table expressions reading `counterRows` bound as `$<param>`, for a
+ * statement of the caller's (a delivered group's UPDATE writes its counters in the same statement:
+ * one statement instead of two per group, the worker's dearest on PGlite). PostgreSQL runs a
+ * data-modifying WITH to completion whether or not the statement reads it. The totals and this
+ * hour's bucket (the health chart) are written together, so they never disagree.
+ */
+export function counterCtes(param: number): string {
+  return `counter_rows AS (
        SELECT * FROM jsonb_to_recordset($${param}::jsonb) AS r(shop text, kind text, received int, duplicates int, delivered int,
             skipped int, unusable int, failed int, dead int, "lastDeliveredAt" timestamptz, "lastLagMs" int)
      ), counter_totals AS (
@@ -76,8 +81,10 @@ export function counterWrites(deltas: CounterDelta[], param: number): { ctes: st
          skipped = h.skipped + EXCLUDED.skipped, unusable = h.unusable + EXCLUDED.unusable, failed = h.failed + EXCLUDED.failed,
          dead = h.dead + EXCLUDED.dead
      )`;
-  return { ctes, params: [JSON.stringify(rows)] };
 }
+
+// Planned once per connection, not on every batch (app/db/prepared.ts).
+const BUMP_COUNTERS: PreparedStatement = { name: "bump_counters", text: `WITH ${counterCtes(1)} SELECT 1`, types: ["jsonb"] };
 
 /** The chart shows 30 days; older hourly buckets can go (for the retention job to call). */
 export async function pruneCounterHistory(olderThan: Date): Promise<number> {
