@@ -56,20 +56,21 @@ export async function recordDelivery(d: VerifiedDelivery): Promise<RecordingResu
 
 /** Moves the journaled deliveries into the database now; how many. */
 export async function moveJournaledDeliveries(): Promise<number> {
-  const journal = await ingestState(database()).journal;
-  return journal ? journal.moveAll() : 0;
+  return (await processJournal())?.moveAll() ?? 0;
 }
 
 /** The worker, before each pass: a few batches, and none while a move is under way (not waited for). */
 export async function moveSomeJournaledDeliveries(): Promise<number> {
-  const journal = await ingestState(database()).journal;
-  return journal ? journal.moveSome(ACK_JOURNAL_POLICY.workerMoveBatches) : 0;
+  return (await processJournal())?.moveSome(ACK_JOURNAL_POLICY.workerMoveBatches) ?? 0;
 }
 
 /** Journaled deliveries not moved yet. */
 export async function journaledBacklog(): Promise<number> {
-  return (await ingestState(database()).journal)?.backlog ?? 0;
+  return (await processJournal())?.backlog ?? 0;
 }
+
+/** The process database's acknowledgement journal, when it keeps one. */
+const processJournal = () => ingestState(database()).journal;
 
 const recordedAfterUninstall = (role: TopicRole | undefined) => role === "lifecycle" || role === "compliance";
 
