@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDelivery } from "~/pipeline/ingest.server";
 import { startWorker } from "~/pipeline/worker.server";
@@ -46,7 +47,7 @@ describe("PGlite queue statistics during a burst of webhooks", () => {
           recorded++;
         }
         // Webhooks arrive from the network: the worker's timers run between them.
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await sleep(1);
       }
       expect(await estimatedDeliveries()).toBeGreaterThanOrEqual(1_000);
       expect(recorded).toBeGreaterThanOrEqual(1_000);

@@ -1,6 +1,7 @@
 // The web pixel's own code (extensions/storefront-events/src/index.ts), run in Node with the API
 // Shopify hands it, posting through a stand-in for Shopify's app proxy (which signs and forwards,
 // as Shopify does) to the app, and on to the emulator: the pixel's bodies are what the app accepts.
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -103,7 +104,7 @@ it("after the visitor withdraws consent, nothing more is sent", async () => {
   }) as typeof fetch;
   try {
     subscribers.get("product_viewed")!({ name: "product_viewed", context: context("/products/red-scarf"), data: { productVariant: variant } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     expect(started).toEqual([]);
   } finally {
     globalThis.fetch = realFetch;
