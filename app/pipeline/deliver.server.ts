@@ -309,7 +309,7 @@ export class DeliveryLane {
       if (at < 0) break;
       const [next] = this.ready.splice(at, 1);
       this.awaiting++;
-      this.sending.set(next!.call.shop, (this.sending.get(next!.call.shop) ?? 0) + 1);
+      countUp(this.sending, next!.call.shop);
       void this.run(next!.call, this.policy!, next!.clientFor);
     }
     this.refillIfLow();
@@ -349,9 +349,7 @@ export class DeliveryLane {
       const result = await deliverOne(c, policy, clientFor).finally(() => {
         this.awaiting--;
         this.writing++;
-        const left = (this.sending.get(c.shop) ?? 1) - 1;
-        if (left > 0) this.sending.set(c.shop, left);
-        else this.sending.delete(c.shop);
+        countDown(this.sending, c.shop);
       });
       // The service's Retry-After holds the whole shop (every worker's claims skip it), not only this
       // call. From this answer on none of the shop's calls goes out; those claimed ahead go back to
@@ -359,12 +357,8 @@ export class DeliveryLane {
       const hold = result.status === "retry" && result.holdShopMs ? holdShop(c.shop, result.holdShopMs) : undefined;
       this.noteAnswer(c.shop, result, hold);
       if (hold) {
-        this.holdsBeingWritten.set(c.shop, (this.holdsBeingWritten.get(c.shop) ?? 0) + 1);
-        await hold.finally(() => {
-          const left = this.holdsBeingWritten.get(c.shop)! - 1;
-          if (left > 0) this.holdsBeingWritten.set(c.shop, left);
-          else this.holdsBeingWritten.delete(c.shop);
-        });
+        countUp(this.holdsBeingWritten, c.shop);
+        await hold.finally(() => countDown(this.holdsBeingWritten, c.shop));
       }
       this.pump();
       await record(this.workerId, c, result, this.writes);
@@ -409,6 +403,16 @@ export class DeliveryLane {
 }
 
 type ClientFor = (shop: string) => Promise<MarketingClient | null>;
+
+/** Per-shop counts that hold only shops above zero (`has` means "some"). */
+function countUp(counts: Map<string, number>, shop: string): void {
+  counts.set(shop, (counts.get(shop) ?? 0) + 1);
+}
+function countDown(counts: Map<string, number>, shop: string): void {
+  const left = (counts.get(shop) ?? 1) - 1;
+  if (left > 0) counts.set(shop, left);
+  else counts.delete(shop);
+}
 
 /** Claims one batch of due calls and delivers it whole (the benchmark's phases, tests). */
 export async function deliverCalls(workerId: string, policy: PipelinePolicy): Promise<number> {
