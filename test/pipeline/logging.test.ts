@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
 import { TEST_API_KEY, TEST_API_SECRET, TEST_ENCRYPTION_KEY } from "../support/env";
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 /** Waits, the event loop free, until `check` holds; a generous deadline for a hang. */
-const until = (check: () => boolean) => vi.waitFor(() => expect(check()).toBe(true), { timeout: 60_000, interval: 50 });
+const until = (check: () => boolean) => expect.poll(check, { timeout: 60_000, interval: 50 }).toBe(true);
 
 it("never logs a key, a secret or a customer record, through deliveries, rejections and a revoked key", async () => {
   const email = "secretive.person@example.com";
