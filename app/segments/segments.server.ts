@@ -8,6 +8,10 @@
  * tag keeps working when the segment is renamed in Shopify. Un-picking stops the updates and
  * leaves the tags contacts already have (removing them would fire the service's "tag removed"
  * automations for reasons the customer had nothing to do with).
+ *
+ * Shopify sends the two segment topics only to subscriptions made through the Admin API: every save
+ * subscribes the shop to them while a segment is picked and removes them when none is
+ * (webhook-subscriptions.server.ts).
  */
 import { z } from "zod";
 import { prisma } from "../db.server";
@@ -15,6 +19,7 @@ import { messageOf } from "../errors";
 import { logger } from "../logger.server";
 import { gidNumber } from "../sync/payloads";
 import { retrySegmentImport } from "./member-import.server";
+import { syncSegmentSubscriptions } from "./webhook-subscriptions.server";
 
 /** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
 export interface SegmentsAdmin {
@@ -170,7 +175,15 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
   if (dropped.length) await prisma().mirroredSegment.deleteMany({ where: { shop, segmentId: { in: dropped } } });
   if (added.length) await prisma().mirroredSegment.createMany({ data: added, skipDuplicates: true });
   logger().info({ shop, added: added.length, dropped: dropped.length }, "mirrored segments saved");
-  return { ok: true, picked: await mirroredSegments(shop) };
+  const picked = await mirroredSegments(shop);
+  try {
+    const change = await syncSegmentSubscriptions(admin, picked.length > 0);
+    if (change.created.length || change.deleted.length) logger().info({ shop, ...change }, "segment webhook subscriptions changed");
+  } catch (error) {
+    logger().warn({ shop, err: messageOf(error) }, "could not change the segment webhook subscriptions");
+    return { ok: false, error: "Your choice is saved, but Shopify could not be asked to send (or stop sending) segment changes. Save again to retry." };
+  }
+  return { ok: true, picked };
 }
 
 const retrySchema = z.string().trim().regex(/^gid:\/\/shopify\/Segment\/\d+$/, { error: "Not a Shopify segment id." });

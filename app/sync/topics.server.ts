@@ -11,9 +11,12 @@
  * - bulk: Admin bulk operations finishing (history backfill).
  *
  * Lifecycle and compliance lines list the body fields that name the shop (the webhook route
- * refuses a body naming another shop than the header). shopify.app.toml subscribes to exactly
- * these topics (test/foundation/topics.test.ts holds the two together). Server-only: the planners
- * pull in every mapper; the admin pages get labels as strings from their loaders.
+ * refuses a body naming another shop than the header). shopify.app.toml subscribes to these topics
+ * but those marked `through: "admin api"`, which Shopify offers only to GraphQL subscriptions (its
+ * topic metadata's available_on): the app subscribes to those per shop when it needs them
+ * (app/segments/webhook-subscriptions.server.ts). test/foundation/topics.test.ts holds the registry,
+ * the toml and Shopify's metadata together. Server-only: the planners pull in every mapper; the
+ * admin pages get labels as strings from their loaders.
  */
 import { planner, type Planner } from "./planner";
 import type { SyncContext, SyncPlan } from "./mappers/common";
@@ -86,6 +89,11 @@ export interface SyncTopicEntry extends Facts {
   role: "sync";
   planner: Planner;
   lookup?: Lookup;
+  /**
+   * "admin api": not declared in shopify.app.toml (Shopify refuses it there); subscribed per shop
+   * with webhookSubscriptionCreate while the app needs it.
+   */
+  through?: "admin api";
 }
 export interface ShopTopicEntry extends Facts {
   role: "lifecycle" | "compliance";
@@ -103,13 +111,14 @@ export type TopicEntry = SyncTopicEntry | ShopTopicEntry | BulkTopicEntry;
 
 const sync = (kind: ObjectKind, label: string, plan: Planner, lookup?: Lookup): SyncTopicEntry =>
   lookup ? { kind, role: "sync", label, planner: plan, lookup } : { kind, role: "sync", label, planner: plan };
+const throughAdminApi = (entry: SyncTopicEntry): SyncTopicEntry => ({ ...entry, through: "admin api" });
 const lifecycle = (label: string, bodyShopFields: readonly string[]) => ({ kind: "app", role: "lifecycle", label, bodyShopFields }) as const;
 const compliance = (label: string) => ({ kind: "privacy", role: "compliance", label, bodyShopFields: ["shop_domain"] }) as const;
 
 const contract = planner(subscriptionContractPayload, (s: SubscriptionContractPayload, ctx: SyncContext, topic: string): SyncPlan => mapSubscription(topic, s, ctx));
 const billingAttempt = planner(subscriptionBillingAttemptPayload, (a: SubscriptionBillingAttemptPayload, ctx: SyncContext, topic: string) => mapBillingAttempt(topic, a, ctx));
 
-/** Adding a topic: one line here, and the topic in shopify.app.toml. */
+/** Adding a topic: one line here, and the topic in shopify.app.toml (or `throughAdminApi`, where Shopify's metadata says graphql only). */
 export const TOPICS = {
   "customers/create": sync("customer", "New customer", planner(customerPayload, (c, ctx) => mapCustomerUpsert("created", c, ctx)), "Customer without consent"),
   "customers/update": sync("customer", "Customer updated", planner(customerPayload, (c, ctx) => mapCustomerUpsert("updated", c, ctx)), "Customer without consent"),
@@ -122,8 +131,9 @@ export const TOPICS = {
   "customer.tags_added": sync("customer", "Customer tags added", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("add", p, ctx)), "Customer"),
   "customer.tags_removed": sync("customer", "Customer tags removed", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("remove", p, ctx)), "Customer"),
   // Looked up only for segments the shop mirrors: any other segment's plan names no customer.
-  "customer.joined_segment": sync("customer", "Customer joined a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("joined", m, ctx)), "Customer"),
-  "customer.left_segment": sync("customer", "Customer left a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("left", m, ctx)), "Customer"),
+  // Subscribed while the shop mirrors a segment (app/segments/webhook-subscriptions.server.ts).
+  "customer.joined_segment": throughAdminApi(sync("customer", "Customer joined a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("joined", m, ctx)), "Customer")),
+  "customer.left_segment": throughAdminApi(sync("customer", "Customer left a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("left", m, ctx)), "Customer")),
   "orders/create": sync("order", "New order", planner(orderPayload, (o, ctx) => mapOrder("create", o, ctx))),
   "orders/updated": sync("order", "Order updated", planner(orderPayload, (o, ctx) => mapOrder("updated", o, ctx))),
   "orders/paid": sync("order", "Order paid", planner(orderPayload, (o, ctx) => mapOrder("paid", o, ctx))),
@@ -185,6 +195,11 @@ export function topicInfo(topic: string): TopicEntry | undefined {
 
 export function topicsWithRole(role: TopicRole): Topic[] {
   return (Object.keys(TOPICS) as Topic[]).filter((t) => TOPICS[t].role === role);
+}
+
+/** The topics subscribed per shop through the Admin API, not in shopify.app.toml. */
+export function topicsThroughAdminApi(): Topic[] {
+  return (Object.keys(TOPICS) as Topic[]).filter((t) => (TOPICS[t] as TopicEntry & { through?: string }).through === "admin api");
 }
 
 /** The body fields that name the shop in a lifecycle or compliance topic's body; none for any other. */

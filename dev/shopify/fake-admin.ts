@@ -5,6 +5,7 @@ import path from "node:path";
 import { jwtVerify } from "jose";
 import { actualCost, answer, CostBuckets, prepare, throttledBody, type ThrottleStatus } from "./fake-graphql";
 import { installStorefrontResolvers } from "./fake-storefront";
+import { forgetSubscriptions, installWebhookSubscriptionResolvers } from "./fake-webhook-subscriptions";
 
 /**
  * A small fake of the Shopify Admin API for tests and the demo: OAuth token exchange and
@@ -373,6 +374,7 @@ export async function startFakeAdmin(
     uninstall: (shop) => {
       for (const [token, owner] of shopOfToken) if (owner === shop) issued.delete(token);
       for (const [refresh, r] of refreshTokens) if (r.shop === shop) refreshTokens.delete(refresh);
+      forgetSubscriptions(admin, shop);
     },
     shops,
     addShop,
@@ -388,6 +390,7 @@ export async function startFakeAdmin(
       }),
   };
   installStorefrontResolvers(admin);
+  installWebhookSubscriptionResolvers(admin);
   // The granted scopes (after the storefront's currentAppInstallation { id }: the last match answers).
   admin.onGraphql("accessScopes", (_q, _v, domain) => ({
     currentAppInstallation: { accessScopes: (shops.get(domain)?.scopes.split(",").filter(Boolean) ?? []).map((handle) => ({ handle })) },

@@ -9,6 +9,7 @@ import {
   topicInfo,
   topicLabel,
   TOPICS,
+  topicsThroughAdminApi,
   topicsWithRole,
   type SyncTopicEntry,
 } from "~/sync/topics.server";
@@ -20,10 +21,30 @@ const toml = readFileSync(path.resolve(import.meta.dirname, "../../shopify.app.t
 const listed = (key: string) =>
   [...toml.matchAll(new RegExp(`^\\s*${key} = \\[([^\\]]*)\\]`, "gm"))].flatMap((m) => [...m[1].matchAll(/"([^"]+)"/g)].map((t) => t[1]));
 
+/**
+ * Where Shopify lets an app subscribe to each topic (available_on: toml, graphql, rest), from its
+ * topic metadata for 2026-04, kept in the repository (the tests have no network); the file names
+ * its source.
+ */
+const metadata = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../fixtures/shopify-topic-metadata.2026-04.json"), "utf8")) as {
+  apiVersion: string;
+  availableOn: Record<string, string[]>;
+};
+
 describe("the topic registry", () => {
-  it("is exactly what shopify.app.toml subscribes to", () => {
-    expect(new Set([...listed("topics"), ...listed("compliance_topics")])).toEqual(new Set(Object.keys(TOPICS)));
+  it("is what shopify.app.toml subscribes to, and the Admin API subscriptions the app makes", () => {
+    expect(new Set([...listed("topics"), ...listed("compliance_topics"), ...topicsThroughAdminApi()])).toEqual(new Set(Object.keys(TOPICS)));
     expect(new Set(listed("compliance_topics"))).toEqual(new Set(topicsWithRole("compliance")));
+    expect(topicsThroughAdminApi()).toEqual(["customer.joined_segment", "customer.left_segment"]);
+    for (const topic of topicsThroughAdminApi()) expect(listed("topics"), topic).not.toContain(topic);
+  });
+
+  it("declares each topic where Shopify's topic metadata says it may be: toml topics in the toml, the others through GraphQL", () => {
+    expect(toml).toMatch(new RegExp(`^api_version = "${metadata.apiVersion}"`, "m"));
+    for (const topic of [...listed("topics"), ...listed("compliance_topics")]) {
+      expect(metadata.availableOn[topic], `${topic}: Shopify's 2026-04 metadata`).toContain("toml");
+    }
+    for (const topic of topicsThroughAdminApi()) expect(metadata.availableOn[topic], topic).toContain("graphql");
   });
 
   it("every sync topic is planned by a mapper (none falls through to 'not synced')", () => {

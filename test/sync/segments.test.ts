@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
+import { webhookSubscriptions } from "../../dev/shopify/fake-webhook-subscriptions";
 import { customerEmail, startFakeStore } from "../../dev/shopify/fake-store";
 import { TAG_PREFIX, type MirroredSegmentRow } from "../../app/segments/segments.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
@@ -105,6 +106,33 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     // Only the segment's own tag is named: a tag set in the service by anyone else stays.
     expect(peoplePosts(email).at(-1)?.body).toMatchObject({ tags: { "shopify-segment:VIP": false } });
     expect(Object.keys((peoplePosts(email).at(-1)?.body as Json).tags as Json)).toEqual(["shopify-segment:VIP"]);
+  });
+
+  it("the first picked segment subscribes the shop to the segment topics through the Admin API (Shopify offers them nowhere else); none picked removes them", async () => {
+    const shop = newShop("segments-subs");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(31, "VIP"), segment(32, "Win back")];
+    const subscribed = () => webhookSubscriptions(h.app.admin, shop).map((s) => ({ topic: s.topic, uri: s.uri, format: s.format })).sort((a, b) => a.topic.localeCompare(b.topic));
+    // The app's configured URL (SHOPIFY_APP_URL, test/support/env.ts) and its webhook route.
+    const atWebhooks = (topic: string) => ({ topic, uri: `${process.env.SHOPIFY_APP_URL}/webhooks`, format: "JSON" });
+
+    expect(subscribed()).toEqual([]);
+    expect(await pick(shop, [gid(31)])).toMatchObject({ ok: true });
+    expect(subscribed()).toEqual([atWebhooks("CUSTOMER_JOINED_SEGMENT"), atWebhooks("CUSTOMER_LEFT_SEGMENT")]);
+    // More segments, or the same again: still one subscription per topic.
+    expect(await pick(shop, [gid(31), gid(32)])).toMatchObject({ ok: true });
+    expect(await pick(shop, [gid(32)])).toMatchObject({ ok: true });
+    expect(subscribed()).toEqual([atWebhooks("CUSTOMER_JOINED_SEGMENT"), atWebhooks("CUSTOMER_LEFT_SEGMENT")]);
+
+    // Shopify's 2026-04 sample (GIDs for customer and segment) through the subscription's endpoint.
+    h.startWorkers(1, FAST_POLICY);
+    const email = "segment-subscribed@example.com";
+    await deliver(shop, "customers/create", customerBody({ id: "7301", email, consent: "subscribed" }));
+    await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7301", 32));
+    expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:Win back"]);
+
+    expect(await pick(shop, [])).toMatchObject({ ok: true, picked: [] });
+    expect(subscribed()).toEqual([]);
   });
 
   it("a customer who is not a contact yet gets the tag with the upsert that creates the contact", async () => {
