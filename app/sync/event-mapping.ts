@@ -40,15 +40,15 @@ export const COMMON_FIELDS: FieldTable = {
 export const EVENT_TABLES: Record<"cart" | "product" | "order" | "customer" | "user" | "subscription", FieldTable> = {
   cart: {
     name: "Cart events",
-    from: "carts/create|update → cart/created|updated; checkouts/create|update → cart/updated; the abandonment timer → cart/abandoned",
+    from: "the web pixel's product_added_to_cart / cart_viewed / checkout_started (app proxy) → cart/created|updated; checkouts/create|update → cart/updated; the abandonment timer → cart/abandoned. carts/* webhooks are not subscribed: they name no person",
     rows: [
-      sent("id", "cart token (checkouts: `cart_token`, else the checkout token), so a cart's events share one id"),
+      sent("id", "cart token (pixel: the token of Shopify's cart id, its `?key=` secret dropped; checkouts: `cart_token`, else the checkout token), so a cart's events share one id"),
       sent("occurredAt", "`updated_at` (cart/abandoned: when the reminder is sent)"),
       sent("products", "`line_items` (Line items table)"),
-      sent("total", "Σ line totals after line discounts, from cart webhooks and checkouts alike", "checkout `total_price` adds tax and shipping, which cart webhooks do not carry: one meaning for one cart id"),
+      sent("total", "checkouts: Σ line totals after line discounts; pixel cart_viewed / checkout_started: Shopify's cart or checkout total (none on an add)", "checkout `total_price` adds tax and shipping, which the pixel's cart total does not have: left out"),
       sent("total_products", "Σ line quantities"),
-      sent("url", "carts: the storefront cart permalink `/cart/<variant>:<qty>,…`; checkouts: `abandoned_checkout_url`"),
-      sent("currency", "cart `currency`; checkout `presentment_currency`"),
+      sent("url", "pixel: the storefront page the event happened on; checkouts: `abandoned_checkout_url`"),
+      sent("currency", "pixel: the cart's `currencyCode`; checkout `presentment_currency`"),
       sent("modified_at", "`updated_at`"),
     ],
   },

@@ -476,26 +476,6 @@ export const cartLineItem = z.looseObject({
 });
 export type CartLineItem = z.output<typeof cartLineItem>;
 
-export const cartPayload = z
-  .looseObject({
-    id: nul(token),
-    token: nul(token),
-    line_items: arr(cartLineItem),
-    note: nul(z.string()),
-    currency: nul(currencyCode),
-    attributes: nul(z.union([z.record(z.string(), z.unknown()), z.array(noteAttribute)])),
-    note_attributes: arr(noteAttribute),
-    email: nul(z.string()),
-    customer_id: nul(shopifyId),
-    customer: nul(embeddedCustomer),
-    created_at: nul(timestamp),
-    updated_at: nul(timestamp),
-  })
-  .superRefine((o, ctx) => {
-    if (!o.token && !o.id) ctx.addIssue({ code: "custom", path: ["token"], message: "Cart token is required" });
-  });
-export type CartPayload = z.output<typeof cartPayload>;
-
 export const checkoutPayload = z
   .looseObject({
     id: nul(shopifyId),

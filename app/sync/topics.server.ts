@@ -21,7 +21,6 @@
 import { planner, type Planner } from "./planner";
 import type { SyncContext, SyncPlan } from "./mappers/common";
 import {
-  cartPayload,
   checkoutPayload,
   consentUpdatePayload,
   customerMergePayload,
@@ -53,7 +52,6 @@ import {
 import { mapOrder, mapOrderDelete, mapOrderEdited } from "./mappers/orders";
 import { mapRefund } from "./mappers/refunds";
 import { mapProduct, mapProductDelete } from "./mappers/products";
-import { mapCart } from "./mappers/carts";
 import { mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
 import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription } from "./mappers/subscriptions";
 
@@ -146,8 +144,6 @@ export const TOPICS = {
   "products/create": sync("product", "New product", planner(productPayload, (p, ctx) => mapProduct("create", p, ctx))),
   "products/update": sync("product", "Product updated", planner(productPayload, (p, ctx) => mapProduct("update", p, ctx))),
   "products/delete": sync("product", "Product deleted", planner(deletePayload, (d, ctx) => mapProductDelete(d.id, ctx))),
-  "carts/create": sync("cart", "New cart", planner(cartPayload, (c, ctx) => mapCart("created", c, ctx))),
-  "carts/update": sync("cart", "Cart updated", planner(cartPayload, (c, ctx) => mapCart("updated", c, ctx))),
   "checkouts/create": sync("checkout", "New checkout", planner(checkoutPayload, mapCheckout)),
   "checkouts/update": sync("checkout", "Checkout updated", planner(checkoutPayload, mapCheckout)),
   "checkouts/delete": sync("checkout", "Checkout deleted", planner(checkoutPayload, mapCheckoutDelete)),

@@ -24,12 +24,6 @@ describe("blank tokens and names read as missing", () => {
     expect(mapAbandonedCheckout(stored, makeCtx())).toMatchObject({ body: { id: "123123123", email: "example@email.com" } });
   });
 
-  it("a cart with a blank token is keyed by its id", () => {
-    const cart = fixture("carts/create");
-    const plan = run("carts/create", { ...cart, token: "", id: "cart-id-1", email: "cara@example.com" });
-    expect(plan.objectKey).toBe("cart:cart-id-1");
-  });
-
   it("a blank order name falls back to the order number", () => {
     const plan = run("orders/create", orderBody({ name: " ", order_number: 1001 }));
     expect(eventOf(plan, "order", "created").publicId).toBe("1001");

@@ -67,7 +67,7 @@ function cartBody(s: AbandonedCheckoutSnapshot, source: string, occurredAt: stri
   return compact({
     ...ref,
     source,
-    // Cart token when known, so cart/created (carts/*) → cart/updated → cart/abandoned share one id.
+    // Cart token when known, so the web pixel's cart/created → cart/updated → cart/abandoned share one id.
     id: s.cartId,
     occurredAt,
     products: s.products,
