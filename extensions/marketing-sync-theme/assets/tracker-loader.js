@@ -5,6 +5,8 @@
  * 3. Copies the tracker's revenue hash (`_ls`: the landing URL's query or the tracker's cookie)
  *    into the cart's attributes, so the order carries it (Shopify turns them into note_attributes).
  *    Once per hash and cart (Shopify's `cart` cookie): after an order the next cart gets it too.
+ *    Only to a cart that exists, or as one is made (an add to cart on the page): /cart/update.js
+ *    without a cart makes Shopify create one (and a carts/create) for a visitor who buys nothing.
  */
 (function () {
   "use strict";
@@ -33,6 +35,7 @@
       document.head.appendChild(script);
     });
     copyRevenueHash();
+    watchCartAdds();
   }
 
   function readCookie(name) {
@@ -42,10 +45,25 @@
 
   var copying = null; // the hash and cart being copied: start() and each script's load both ask
 
+  var HASH_KEY = "marketing-sync-ls-hash";
+
+  /** The landing URL's hash, kept for the tab: the add to cart may come pages later. */
+  function revenueHash() {
+    var fromUrl = new URLSearchParams(location.search).get("_ls");
+    try {
+      if (fromUrl) sessionStorage.setItem(HASH_KEY, fromUrl);
+      return fromUrl || sessionStorage.getItem(HASH_KEY) || readCookie("_ls");
+    } catch {
+      return fromUrl || readCookie("_ls");
+    }
+  }
+
   function copyRevenueHash() {
-    var hash = new URLSearchParams(location.search).get("_ls") || readCookie("_ls");
+    var hash = revenueHash();
     if (!hash || !/^[\w.-]{1,200}$/.test(hash)) return;
-    var copy = hash + " " + (readCookie("cart") || "");
+    var cart = readCookie("cart");
+    if (!cart) return; // no cart: an attribute would create one; the add that makes it calls again
+    var copy = hash + " " + cart;
     if (copying === copy) return;
     try {
       if (sessionStorage.getItem("marketing-sync-ls") === copy) return;
@@ -63,7 +81,6 @@
       .then(function (response) {
         if (response.ok) {
           try {
-            // The cart now exists (Shopify creates one when there was none): remembered with it.
             sessionStorage.setItem("marketing-sync-ls", hash + " " + (readCookie("cart") || ""));
           } catch {
             /* storage blocked */
@@ -76,6 +93,25 @@
       .finally(function () {
         copying = null;
       });
+  }
+
+  /**
+   * An add to cart made on this page (the theme's AJAX /cart/add.js or /cart/add, also those made
+   * before the loader ran: buffered) is when a cart is made: the hash is copied once it answered.
+   * A form that posts to /cart/add leaves the page: the next page finds the cart cookie.
+   */
+  function watchCartAdds() {
+    if (typeof PerformanceObserver !== "function") return;
+    try {
+      new PerformanceObserver(function (list) {
+        var added = list.getEntries().some(function (entry) {
+          return /\/cart\/add(\.js)?(\?|$)/.test(new URL(entry.name, location.href).pathname + "?");
+        });
+        if (added) copyRevenueHash();
+      }).observe({ type: "resource", buffered: true });
+    } catch {
+      /* resource timing unavailable: the next page copies the hash */
+    }
   }
 
   document.addEventListener("visitorConsentCollected", function (event) {
