@@ -4,6 +4,7 @@ import { gunzipSync } from "node:zlib";
 import { buildClientSchema, getNamedType, parse, TypeInfo, visit, visitWithTypeInfo, type IntrospectionQuery } from "graphql";
 import { describe, expect, it } from "vitest";
 import { bulkQuery } from "~/backfill/backfill.server";
+import { topicsThroughAdminApi } from "~/sync/topics.server";
 import { appGraphqlDocuments } from "../support/graphql-documents";
 
 /**
@@ -88,10 +89,10 @@ function documentRequirements(): Requirement[] {
   return found;
 }
 
-/** The topics subscribed to in shopify.app.toml (compliance topics need no scope). */
+/** The topics subscribed to in shopify.app.toml, and those made per shop through the Admin API (compliance topics need no scope). */
 function topics(): string[] {
   const block = /\[\[webhooks\.subscriptions\]\]\s*topics\s*=\s*\[([^\]]*)\]/m.exec(toml)![1];
-  return [...block.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+  return [...[...block.matchAll(/"([^"]+)"/g)].map((m) => m[1]), ...topicsThroughAdminApi()];
 }
 
 function topicRequirements(): Requirement[] {

@@ -1,4 +1,4 @@
-/** Products, carts, checkouts (abandonment), subscriptions. */
+/** Products, checkouts (abandonment), subscriptions. */
 import { describe, expect, it } from "vitest";
 import { htmlToText } from "../../app/sync/mappers/products";
 import { SUBSCRIPTION_STATES } from "../../app/sync/mappers/subscriptions";
@@ -97,29 +97,6 @@ describe("products", () => {
       "created",
     );
     expect(body.price).toBe(10.09);
-  });
-});
-
-describe("carts", () => {
-  it("a cart without a person is skipped", () => {
-    expect(run("carts/create", fixture("carts/create")).skipped).toMatch(/not tied to a person/);
-  });
-
-  it("a cart with a customer → cart/created with permalink, exact totals", () => {
-    const body = eventOf(
-      run("carts/create", { ...fixture("carts/create"), customer: { id: 42, email: "cara@example.com" } }),
-      "cart",
-      "created",
-    );
-    expect(body).toMatchObject({
-      email: "cara@example.com",
-      id: "exampleCartId",
-      total: 59.97,
-      total_products: 3,
-      currency: "USD",
-      url: "https://shop.example.com/cart/704912205188288500:3",
-    });
-    expect(body.products[0]).toMatchObject({ id: "788032119674292900", sku: "example-shirt-s", price: 19.99, quantity: 3, total: 59.97 });
   });
 });
 

@@ -99,8 +99,6 @@ function corpus(): SyncPlan[] {
   if (planned.abandonment?.action === "schedule") {
     plans.push({ ...planned, calls: [mapAbandonedCheckout(JSON.parse(JSON.stringify(planned.abandonment.snapshot)), makeCtx())] });
   }
-  // A cart with a person.
-  plans.push(run("carts/create", { ...fixture("carts/create"), email: "carla@example.com" }));
   // A customer with spend, and one with contracts.
   const address = { ...fixture("customers/create").default_address, address2: "Suite 2" };
   plans.push(
