@@ -124,9 +124,18 @@ export async function segmentTagsOf(shops: string[]): Promise<Map<string, Record
   return out;
 }
 
-/** The Settings section's data; Shopify not answering still shows the picks. */
+/**
+ * The Settings section's data; Shopify not answering still shows the picks. With picks, the
+ * segment-topic subscriptions are checked too (one read; created only when missing): Shopify drops
+ * them with an uninstall, and the picks outlive it.
+ */
 export async function segmentChoices(admin: SegmentsAdmin, shop: string): Promise<SegmentChoices> {
   const picked = await mirroredSegments(shop);
+  if (picked.length) {
+    await syncSegmentSubscriptions(admin, true).catch((error: unknown) =>
+      logger().warn({ shop, err: messageOf(error) }, "could not check the segment webhook subscriptions"),
+    );
+  }
   try {
     const { segments, truncated } = await listShopSegments(admin);
     return { available: segments, truncated, problem: null, picked };

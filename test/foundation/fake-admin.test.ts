@@ -73,6 +73,35 @@ describe("the fake Shopify Admin", () => {
     expect(unknown.errors?.[0]?.message).toContain("Segment does not exist");
   });
 
+  it("webhook subscriptions: created and deleted as the 2026-04 schema has them, recorded per shop, with Shopify's user errors", async () => {
+    const create = `mutation C($topic: WebhookSubscriptionTopic!, $uri: String!) {
+      webhookSubscriptionCreate(topic: $topic, webhookSubscription: { uri: $uri, format: JSON }) { webhookSubscription { id topic uri } userErrors { field message } } }`;
+    const uri = "https://app.example/webhooks";
+    const made = await graphql(create, { topic: "CUSTOMER_JOINED_SEGMENT", uri });
+    const created = made.data!.webhookSubscriptionCreate as { webhookSubscription: { id: string; topic: string; uri: string }; userErrors: unknown[] };
+    expect(created).toMatchObject({ webhookSubscription: { topic: "CUSTOMER_JOINED_SEGMENT", uri }, userErrors: [] });
+    // The same topic at the same address again; an address that is not HTTPS; a topic not in the enum.
+    expect((await graphql(create, { topic: "CUSTOMER_JOINED_SEGMENT", uri })).data!.webhookSubscriptionCreate).toMatchObject({
+      webhookSubscription: null,
+      userErrors: [{ message: "Address for this topic has already been taken" }],
+    });
+    expect((await graphql(create, { topic: "CUSTOMER_LEFT_SEGMENT", uri: "http://app.example/webhooks" })).data!.webhookSubscriptionCreate).toMatchObject({
+      webhookSubscription: null,
+      userErrors: [{ message: "Address protocol http:// is not supported" }],
+    });
+    expect((await graphql(create, { topic: "CUSTOMER_JOINED", uri })).errors?.[0]?.message).toContain("WebhookSubscriptionTopic");
+    const list = `{ webhookSubscriptions(first: 10, topics: [CUSTOMER_JOINED_SEGMENT, CUSTOMER_LEFT_SEGMENT]) { nodes { id topic uri } } }`;
+    expect((await graphql(list)).data!.webhookSubscriptions).toEqual({ nodes: [created.webhookSubscription] });
+
+    const remove = `mutation D($id: ID!) { webhookSubscriptionDelete(id: $id) { deletedWebhookSubscriptionId userErrors { field message } } }`;
+    expect((await graphql(remove, { id: created.webhookSubscription.id })).data!.webhookSubscriptionDelete).toEqual({ deletedWebhookSubscriptionId: created.webhookSubscription.id, userErrors: [] });
+    expect((await graphql(remove, { id: created.webhookSubscription.id })).data!.webhookSubscriptionDelete).toEqual({
+      deletedWebhookSubscriptionId: null,
+      userErrors: [{ field: ["id"], message: "Webhook subscription does not exist" }],
+    });
+    expect((await graphql(list)).data!.webhookSubscriptions).toEqual({ nodes: [] });
+  });
+
   it("answers only the fields asked for, with the requested and actual cost and the bucket", async () => {
     const id = store.objects.orders[0]!.id as string;
     const answer = await graphql(`query LookupOrder($id: ID!) { order(id: $id) { id name lineItems(first: 50) { nodes { id quantity } } } }`, { id });

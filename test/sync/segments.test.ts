@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
-import { webhookSubscriptions } from "../../dev/shopify/fake-webhook-subscriptions";
+import { forgetSubscriptions, webhookSubscriptions } from "../../dev/shopify/fake-webhook-subscriptions";
 import { customerEmail, startFakeStore } from "../../dev/shopify/fake-store";
 import { TAG_PREFIX, type MirroredSegmentRow } from "../../app/segments/segments.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
@@ -131,7 +131,16 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     await deliver(shop, "customer.joined_segment", membership("customer.joined_segment", "7301", 32));
     expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:Win back"]);
 
+    // Shopify drops an app's subscriptions with an uninstall; the picks outlive it, and the
+    // Settings page puts the subscriptions back.
+    forgetSubscriptions(h.app.admin, shop);
+    expect(subscribed()).toEqual([]);
+    expect((await choices(shop)).picked.map((p) => p.segmentId)).toEqual([gid(32)]);
+    expect(subscribed()).toEqual([atWebhooks("CUSTOMER_JOINED_SEGMENT"), atWebhooks("CUSTOMER_LEFT_SEGMENT")]);
+
     expect(await pick(shop, [])).toMatchObject({ ok: true, picked: [] });
+    expect(subscribed()).toEqual([]);
+    await choices(shop);
     expect(subscribed()).toEqual([]);
   });
 
