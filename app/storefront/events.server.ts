@@ -53,6 +53,7 @@ const cartSchema = z.strictObject({
 export const storefrontEventSchema = z.discriminatedUnion("event", [
   z.strictObject({ event: z.literal("product_viewed"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), product: productSchema }),
   z.strictObject({ event: z.literal("product_added_to_cart"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
+  z.strictObject({ event: z.literal("product_removed_from_cart"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
   z.strictObject({ event: z.literal("cart_viewed"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
   z.strictObject({ event: z.literal("checkout_started"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
 ]);

@@ -40,7 +40,7 @@ export const COMMON_FIELDS: FieldTable = {
 export const EVENT_TABLES: Record<"cart" | "product" | "order" | "customer" | "user" | "subscription", FieldTable> = {
   cart: {
     name: "Cart events",
-    from: "the web pixel's product_added_to_cart / cart_viewed / checkout_started (app proxy) → cart/created|updated; checkouts/create|update → cart/updated; the abandonment timer → cart/abandoned. carts/* webhooks are not subscribed: they name no person",
+    from: "the web pixel's product_added_to_cart / product_removed_from_cart / cart_viewed / checkout_started (app proxy) → cart/created|updated; checkouts/create|update → cart/updated; the abandonment timer → cart/abandoned. carts/* webhooks are not subscribed: they name no person",
     rows: [
       sent("id", "cart token (pixel: the token of Shopify's cart id, its `?key=` secret dropped; checkouts: `cart_token`, else the checkout token), so a cart's events share one id"),
       sent("occurredAt", "`updated_at` (cart/abandoned: when the reminder is sent)"),

@@ -107,6 +107,18 @@ it("adds on one page without a reload: the service's cart holds every product ad
   expect(carts[2].total_products).toBe(4);
 });
 
+it("a line removed on the page leaves the service's cart; the rest stays as it was", async () => {
+  // Shopify's product_removed_from_cart: cartLine is the line taken out (the cart above: 3 scarves, 1 hat).
+  expect((await emit("product_removed_from_cart", { cartLine: lineOf(hat) }, "/cart")).status).toBe(202);
+  expect((await emit("product_removed_from_cart", { cartLine: lineOf(scarf, 1) }, "/cart")).status).toBe(202);
+  await h.settle();
+  const carts = serviceCarts().slice(-2).map((r) => r.body as ServiceCart);
+  expect(carts.map((c) => [c.id, c.products.map((p) => [p.id, p.quantity]), c.total_products])).toEqual([
+    ["c-page", [["8001", 3]], 3],
+    ["c-page", [["8001", 2]], 2],
+  ]);
+});
+
 it("a 60-line cart (ordinary Shopify values, ~20 KB) reaches the service whole", async () => {
   const answer = await emit("cart_viewed", { cart: cartOf("c-sixty", 60) }, "/cart");
   expect(answer.bytes).toBeGreaterThan(16 * 1024);

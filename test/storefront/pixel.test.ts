@@ -73,8 +73,8 @@ const emit = async (name: string, data: unknown, path = "/") => {
   return proxy.forwarded.at(-1)!;
 };
 
-it("subscribes to the four events the tracker does not cover", () => {
-  expect([...subscribers.keys()].sort()).toEqual(["cart_viewed", "checkout_started", "product_added_to_cart", "product_viewed"]);
+it("subscribes to the five events the tracker does not cover", () => {
+  expect([...subscribers.keys()].sort()).toEqual(["cart_viewed", "checkout_started", "product_added_to_cart", "product_removed_from_cart", "product_viewed"]);
 });
 
 it("each event's body is accepted by the app proxy and reaches the service", async () => {

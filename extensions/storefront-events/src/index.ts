@@ -1,6 +1,6 @@
 /**
- * Storefront events for the marketing service (product viewed, added to cart, cart viewed,
- * checkout started), posted to the app proxy, which checks Shopify's signature, rate-limits per
+ * Storefront events for the marketing service (product viewed, added to or removed from the
+ * cart, cart viewed, checkout started), posted to the app proxy, which checks Shopify's signature, rate-limits per
  * visitor and queues the event (app/storefront/events.server.ts). Shopify runs this pixel only
  * with the visitor's consent (customer_privacy in shopify.extension.toml); it also stops sending
  * when consent is withdrawn on the page. The visitor is the tracker's (`_mk_vid` cookie); the
@@ -137,6 +137,19 @@ register(({ analytics, browser, init, settings, customerPrivacy }) => {
     const currency = knownCart?.currency ?? event.data.cartLine?.cost?.totalAmount?.currencyCode;
     knownCart = defined({ id: knownCart?.id, currency, lines: lines.slice(0, 100) });
     void send({ event: "product_added_to_cart", url: event.context.document.location.href, cart: knownCart });
+  });
+
+  // A line removed (a cart drawer's remove button, say): the cart as it is now, so the service's
+  // cart never keeps what the visitor took out. Shopify sends no person on cart webhooks, so this
+  // and the adds are where a known shopper's cart comes from.
+  analytics.subscribe("product_removed_from_cart", (event) => {
+    const removed = event.data.cartLine ? lineOf(event.data.cartLine.merchandise, event.data.cartLine.quantity, origin) : null;
+    if (!removed || !knownCart) return;
+    const lines = knownCart.lines
+      .map((l) => (l.productId === removed.productId && l.variantId === removed.variantId ? { ...l, quantity: l.quantity - removed.quantity } : l))
+      .filter((l) => l.quantity > 0);
+    knownCart = defined({ ...knownCart, lines });
+    void send({ event: "product_removed_from_cart", url: event.context.document.location.href, cart: knownCart });
   });
 
   analytics.subscribe("cart_viewed", (event) => {
