@@ -3,6 +3,7 @@ import type { SqlQueryable } from "../db/migrate.server";
 import type { ServiceCall } from "../services/marketing/schemas";
 import type { ShopSettings } from "../sync/settings";
 import { CALL_STATUS } from "../pipeline/status";
+import { parseShopifyJson } from "../sync/json";
 
 /** A delivery of one of the registry's "compliance" topics, as the planner hands it over. */
 export interface ComplianceDelivery {
@@ -29,6 +30,7 @@ const customerRequestSchema = z.object({
   customer: z.object({
     id: shopifyId,
     email: z.string().max(320).nullish(),
+    phone: z.string().max(64).nullish(),
   }),
   orders_to_redact: z.array(shopifyId).max(100_000).nullish(),
   orders_requested: z.array(shopifyId).max(100_000).nullish(),
@@ -39,7 +41,10 @@ const shopRedactSchema = z.object({ shop_domain: shopDomain });
 export interface CustomerRef {
   id: string;
   email?: string | null;
+  phone?: string | null;
   orderIds?: string[];
+  /** The customer's subscription contracts: found in the app's own rows (Shopify's requests do not list them). */
+  subscriptionIds?: string[];
 }
 
 /**
@@ -77,6 +82,7 @@ export async function handleCompliance(
   const customer: CustomerRef = {
     id: body.customer.id,
     email: body.customer.email ?? (await knownEmail(tx, delivery.shop, body.customer.id)),
+    phone: body.customer.phone,
     orderIds: body.orders_to_redact ?? body.orders_requested ?? [],
   };
   if (delivery.topic === "customers/data_request") {
@@ -120,30 +126,79 @@ export async function knownEmail(tx: SqlQueryable, shop: string, id: string): Pr
   return rows[0]?.email ?? null;
 }
 
-// What ties a row to a customer: the object keys of the customer and their orders, their Admin
-// API ids (every Shopify body carries admin_graphql_api_id of the customer or order), their email.
+/**
+ * Completes a request's reference from the app's own rows: the customer's subscription contracts
+ * (their state names the customer only by `customerId`; billing-attempt bodies name only the
+ * contract) and the orders the app holds for them, which Shopify's request may not list.
+ */
+export async function resolveCustomer(db: SqlQueryable, shop: string, c: CustomerRef): Promise<CustomerRef> {
+  const gid = `gid://shopify/Customer/${c.id}`;
+  const owned = await db.query<{ objectKey: string }>(
+    `SELECT "objectKey" FROM "ObjectState" WHERE shop = $1 AND ("objectKey" LIKE 'subscription:%' OR "objectKey" LIKE 'order:%') AND state->>'customerId' = $2`,
+    [shop, c.id],
+  );
+  // A contract whose state is gone (or never written) is still named in its own deliveries.
+  const bodies = await db.query<{ rawBody: string }>(
+    `SELECT "rawBody" FROM "WebhookDelivery" WHERE shop = $1 AND topic LIKE 'subscription_contracts/%' AND strpos("rawBody", $2) > 0`,
+    [shop, `"${gid}"`],
+  );
+  const subscriptions = new Set(c.subscriptionIds ?? []);
+  const orders = new Set(c.orderIds ?? []);
+  for (const { objectKey } of owned) {
+    const [kind, id] = [objectKey.slice(0, objectKey.indexOf(":")), objectKey.slice(objectKey.indexOf(":") + 1)];
+    (kind === "order" ? orders : subscriptions).add(id);
+  }
+  for (const { rawBody } of bodies) {
+    const contract = contractOf(rawBody, gid);
+    if (contract) subscriptions.add(contract);
+  }
+  return { ...c, orderIds: [...orders], subscriptionIds: [...subscriptions] };
+}
+
+const contractBody = z.object({ id: shopifyId, admin_graphql_api_customer_id: z.string().nullish() });
+function contractOf(rawBody: string, gid: string): string | undefined {
+  try {
+    const parsed = contractBody.safeParse(parseShopifyJson(rawBody));
+    return parsed.success && parsed.data.admin_graphql_api_customer_id === gid ? parsed.data.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// What ties a row to a customer: the object keys of the customer, their orders and contracts;
+// their Admin API ids (every Shopify body carries admin_graphql_api_id of the customer, order or
+// contract), their email and phone; and the fields that name them by number.
 function matchParams(shop: string, c: CustomerRef): unknown[] {
   const orders = c.orderIds ?? [];
-  return [
-    shop,
-    [`customer:${c.id}`, ...orders.map((o) => `order:${o}`)],
-    [`gid://shopify/Customer/${c.id}`, ...orders.map((o) => `gid://shopify/Order/${o}`)],
-    c.email ? c.email.toLowerCase() : null,
-    orders,
-  ];
+  const contracts = c.subscriptionIds ?? [];
+  const strings = [
+    `gid://shopify/Customer/${c.id}`,
+    ...orders.map((o) => `gid://shopify/Order/${o}`),
+    ...contracts.map((s) => `gid://shopify/SubscriptionContract/${s}`),
+    ...(c.email ? [c.email] : []),
+    ...(c.phone ? [c.phone] : []),
+  ].map((v) => v.toLowerCase());
+  return [shop, [`customer:${c.id}`, ...orders.map((o) => `order:${o}`), ...contracts.map((s) => `subscription:${s}`)], strings, c.id, orders, contracts];
 }
-// A gid or an email counts only as a whole JSON string ("…" with its quotes): as a substring,
-// ann@example.com would match joann@example.com and Customer/1001 would match Customer/10015.
-// Bodies that name an order or the customer only by number (refunds/create, fulfillments:
-// "order_id": 820982911946154500; "customer_id") count too, the number whole ("…"? then a non-digit).
-const byNumber = (column: string) =>
-  `EXISTS (SELECT 1 FROM unnest($5::text[]) o WHERE ${column} ~ ('"order_id"\\s*:\\s*"?' || o || '([^0-9]|$)'))
-   OR ${column} ~ ('"customer_id"\\s*:\\s*"?' || substr(($2::text[])[1], 10) || '([^0-9]|$)')`;
+// A gid, an email or a phone counts only as a whole JSON string ("…" with its quotes): as a
+// substring, ann@example.com would match joann@example.com and Customer/1001 would match
+// Customer/10015. Fields that name the customer, an order or a contract only by number count too,
+// the number whole ("…"? then a non-digit): Shopify's customer_id, order_id, origin_order_id,
+// subscription_contract_id (refunds, fulfillments, contracts, billing attempts) and the app's own
+// customerId (a contract's state), referenceId (a call for a customer known by id only),
+// subscription_id (a contract's custom events).
+const NUMBERED = {
+  customer: `"(customer_id|customerId|referenceId)"\\s*:\\s*"?`,
+  order: `"(order_id|origin_order_id|orderId)"\\s*:\\s*"?`,
+  contract: `"(subscription_contract_id|subscription_id)"\\s*:\\s*"?`,
+};
 const mentions = (column: string) =>
-  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(${column}, '"' || g || '"') > 0) OR ($4::text IS NOT NULL AND strpos(lower(${column}), '"' || $4::text || '"') > 0)
-    OR ${byNumber(column)})`;
-// Every statement binds all five parameters; this names them all (PostgreSQL refuses unused ones).
-const ALL = `num_nonnulls($1::text, $2::text[], $3::text[], $4::text, $5::text[]) >= 0`;
+  `(EXISTS (SELECT 1 FROM unnest($3::text[]) g WHERE strpos(lower(${column}), '"' || g || '"') > 0)
+    OR ${column} ~ ('${NUMBERED.customer}' || $4::text || '([^0-9]|$)')
+    OR EXISTS (SELECT 1 FROM unnest($5::text[]) o WHERE ${column} ~ ('${NUMBERED.order}' || o || '([^0-9]|$)'))
+    OR EXISTS (SELECT 1 FROM unnest($6::text[]) s WHERE ${column} ~ ('${NUMBERED.contract}' || s || '([^0-9]|$)')))`;
+// Every statement binds all six parameters; this names them all (PostgreSQL refuses unused ones).
+const ALL = `num_nonnulls($1::text, $2::text[], $3::text[], $4::text, $5::text[], $6::text[]) >= 0`;
 const MATCH = {
   ObjectState: `${ALL} AND shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("state::text")})`,
   OutboundCall: `${ALL} AND shop = $1 AND ("objectKey" = ANY($2::text[]) OR ${mentions("call::text")})`,
@@ -174,6 +229,7 @@ export async function exportCustomer(
   customer: CustomerRef,
   options: { excludeDelivery?: string } = {},
 ): Promise<CustomerExport> {
+  customer = await resolveCustomer(db, shop, customer);
   const p = matchParams(shop, customer);
   const objectStates = await db.query(
     `SELECT "objectKey", "lastUpdatedAt", state, "updatedAt" FROM "ObjectState" WHERE ${MATCH.ObjectState} ORDER BY "objectKey"`,
@@ -193,7 +249,7 @@ export async function exportCustomer(
   );
   const webhookDeliveries = await db.query(
     `SELECT id, topic, "eventId", "receivedAt", outcome, "rawBody" FROM "WebhookDelivery"
-      WHERE ${MATCH.WebhookDelivery} AND id <> $6 ORDER BY "receivedAt", id`,
+      WHERE ${MATCH.WebhookDelivery} AND id <> $7 ORDER BY "receivedAt", id`,
     [...p, options.excludeDelivery ?? ""],
   );
   const parts = { objectStates, outboundCalls, abandonmentTimers, completedCheckouts, webhookDeliveries };
@@ -215,6 +271,7 @@ export async function exportCustomer(
  * request's own body is emptied.
  */
 export async function redactCustomer(tx: SqlQueryable, shop: string, customer: CustomerRef, requestId: string): Promise<Record<string, number>> {
+  customer = await resolveCustomer(tx, shop, customer);
   const p = matchParams(shop, customer);
   const count = async (sql: string, params: unknown[]) => (await tx.query(`${sql} RETURNING 1`, params)).length;
   const counts = {
@@ -222,7 +279,7 @@ export async function redactCustomer(tx: SqlQueryable, shop: string, customer: C
     OutboundCall: await count(`DELETE FROM "OutboundCall" WHERE ${MATCH.OutboundCall} AND status <> '${CALL_STATUS.running}' AND call->>'op' IS DISTINCT FROM 'person.delete'`, p),
     AbandonmentTimer: await count(`DELETE FROM "AbandonmentTimer" WHERE ${MATCH.AbandonmentTimer}`, p),
     CompletedCheckout: await count(`DELETE FROM "CompletedCheckout" WHERE ${MATCH.CompletedCheckout}`, p),
-    WebhookDelivery: await count(`DELETE FROM "WebhookDelivery" WHERE ${MATCH.WebhookDelivery} AND id <> $6`, [...p, requestId]),
+    WebhookDelivery: await count(`DELETE FROM "WebhookDelivery" WHERE ${MATCH.WebhookDelivery} AND id <> $7`, [...p, requestId]),
   };
   await tx.query(`UPDATE "WebhookDelivery" SET "rawBody" = '{"redacted":true}' WHERE id = $1`, [requestId]);
   // The tombstone (hashes only): a history import whose export predates this erasure must not

@@ -1,6 +1,7 @@
 import { wakeBackfillForBulkOperation } from "../backfill/backfill.server";
 import { fetchUnknownObjects } from "../backfill/lookup.server";
 import { handleCompliance } from "../compliance/compliance.server";
+import { confirmConsentOrigin } from "../compliance/consent-origin.server";
 import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
@@ -104,7 +105,9 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   // Uninstalls and scope changes are acted on only as Shopify confirms them (app/shops/installation.server.ts).
   const { confirmed, failed } = await confirmLifecycle(fetched.flatMap((p) => (p.route === "lifecycle" ? [p.delivery] : [])));
   for (const p of fetched) if (failed.has(p.delivery.id)) await releaseForRetry(workerId, p.delivery, failed.get(p.delivery.id), policy);
-  const prepared = fetched.filter((p) => !failed.has(p.delivery.id));
+  // Consent for a customer the shop never showed the app is confirmed by its Admin API first (a body replayed under another shop).
+  const unconfirmed = await confirmConsentOrigin(workerId, fetched, policy);
+  const prepared = fetched.filter((p) => !failed.has(p.delivery.id) && !unconfirmed.has(p.delivery.id));
   if (!prepared.length) return claimed.length;
 
   try {

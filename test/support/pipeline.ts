@@ -32,6 +32,25 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
   const emulator = await startEmulator({ port: 0 });
   const app = await startTestApp({ database: options.database, env: { MARKETING_API_URL: emulator.url, ...options.env } });
   const workers: Worker[] = [];
+  // Shopify's store behind the fake Admin holds the customers whose webhooks it sent for a shop,
+  // with the consent they carried: what the app confirms subscribed consent with
+  // (app/compliance/consent-origin.server.ts). A body re-sent under another shop is not recorded.
+  const shopifyConsent = new Map<string, string>();
+  app.admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
+    const state = shopifyConsent.get(`${shop}|${String(variables.id)}`);
+    return { customer: state ? { id: variables.id, defaultEmailAddress: { marketingState: state } } : null };
+  });
+  const recordConsent = (d: { topic: string; shop: string; body: string | object }) => {
+    if (!d.topic.startsWith("customers")) return;
+    try {
+      const b = (typeof d.body === "string" ? JSON.parse(d.body) : d.body) as Record<string, unknown>;
+      const consent = (b.email_marketing_consent as { state?: unknown } | null | undefined)?.state;
+      const gid = b.admin_graphql_api_customer_id ?? (b.customer_id != null ? `gid://shopify/Customer/${String(b.customer_id)}` : (b.admin_graphql_api_id ?? `gid://shopify/Customer/${String(b.id)}`));
+      if (typeof consent === "string") shopifyConsent.set(`${d.shop}|${String(gid)}`, consent.toUpperCase());
+    } catch {
+      // not JSON: nothing to record
+    }
+  };
   // A test policy retries within milliseconds: such a retry is still work under way, so settle()
   // waits for it (a policy with real backoff would wait minutes; there nothing ahead counts).
   const retryHorizon = new WeakMap<Worker, number>();
@@ -52,7 +71,10 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
     async connect(shop, apiKey = emulator.apiKey) {
       await connectShop(shop, { apiKey, baseUrl: emulator.url, importHistory: false });
     },
-    send: (delivery) => sendWebhook(app.url, delivery),
+    send: (delivery) => {
+      recordConsent(delivery);
+      return sendWebhook(app.url, delivery);
+    },
     async deliver(delivery) {
       expect((await harness.send(delivery)).status).toBe(200);
       await harness.settle();

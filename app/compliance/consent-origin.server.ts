@@ -1,0 +1,154 @@
+/**
+ * Consent is applied only for a shop's own customers. A webhook's HMAC covers its body, not the
+ * X-Shopify-Shop-Domain header, and a customer body names no shop: a captured body replayed under
+ * another installed shop's header would otherwise subscribe that person in that merchant's list
+ * as confirmed (skipDoubleOptIn, active) — consent the person never gave to that merchant.
+ *
+ * So a webhook that would make a customer subscribed where the shop's stored consent is not
+ * subscribed yet (a customer the shop never showed the app, or one not subscribed so far) is
+ * first confirmed with that shop's Admin API: `customer(id)` with the shop's own token. Customer
+ * ids are Shopify-wide, so another store's customer is null there. Only a customer of the shop whose
+ * email Shopify shows as SUBSCRIBED lets the delivery through; anything else records it as
+ * ignored, with the reason, and plans nothing of it. One read per such customer and batch: once
+ * applied, the stored consent is subscribed and later deliveries need none.
+ *
+ * Shopify unreachable (network, timeout, throttled): the delivery waits in the queue with backoff
+ * and is never planned unconfirmed; after policy.lookupDeadlineMs it is recorded as ignored, and
+ * the reconciliation sweep brings the customer's state from the Admin API later. A shop without an
+ * offline token cannot be asked: its deliveries are planned as before (SECURITY.md names this).
+ */
+import { z } from "zod";
+import { adminQuery } from "../backfill/admin-graphql.server";
+import { database } from "../db.server";
+import { messageOf } from "../errors";
+import { logger } from "../logger.server";
+import type { PipelinePolicy } from "../pipeline/policy";
+import { retryDelayMs } from "../pipeline/policy";
+import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
+import { NoOfflineSession } from "../shopify/admin-api.server";
+
+export const CONSENT_ORIGIN_QUERY = `#graphql
+  query ConsentOrigin($id: ID!) { customer(id: $id) { id defaultEmailAddress { marketingState } } }`;
+
+const answerSchema = z.object({
+  customer: z.object({ id: z.string(), defaultEmailAddress: z.object({ marketingState: z.string() }).nullish() }).nullable(),
+});
+/** customers/create|update and customers_email_marketing_consent/update carry the consent so. */
+const subscribedBody = z.object({ email_marketing_consent: z.object({ state: z.literal("subscribed") }) });
+
+interface Item {
+  delivery: ClaimedDelivery;
+  route: string;
+  objectKey?: string;
+  body?: unknown;
+}
+
+type Verdict = { ok: true } | { ok: false; refused: string } | { ok: false; failed: unknown };
+
+/**
+ * Checks the batch's webhooks that would subscribe a customer; returns the ids of the deliveries
+ * it took out of the batch (recorded as ignored, or sent back to wait). Never throws.
+ */
+export async function confirmConsentOrigin(workerId: string, batch: Item[], policy: PipelinePolicy): Promise<Set<string>> {
+  const taken = new Set<string>();
+  // Objects the batch also holds from the shop's own Admin API (a lookup): the customer is the shop's.
+  const fromAdmin = new Set(batch.filter((p) => p.delivery.source !== "webhook" && p.objectKey).map((p) => `${p.delivery.shop}|${p.objectKey}`));
+  const candidates = batch.filter(
+    (p) =>
+      p.route === "sync" &&
+      p.delivery.source === "webhook" &&
+      p.objectKey?.startsWith("customer:") &&
+      !fromAdmin.has(`${p.delivery.shop}|${p.objectKey}`) &&
+      subscribedBody.safeParse(p.body).success,
+  );
+  if (!candidates.length) return taken;
+  let subscribed: Set<string>;
+  try {
+    subscribed = await alreadySubscribed(candidates.map((p) => ({ shop: p.delivery.shop, key: p.objectKey! })));
+  } catch (error) {
+    // The database failed: nothing is planned unconfirmed; the whole check runs again later.
+    for (const p of candidates) {
+      await sendBack(workerId, p.delivery, policy, `consent origin could not be checked: ${messageOf(error)}`);
+      taken.add(p.delivery.id);
+    }
+    return taken;
+  }
+  const budgetMs = Math.max(1_000, Math.floor(policy.leaseMs / 4));
+  const verdicts = new Map<string, Promise<Verdict>>();
+  for (const p of candidates) {
+    const key = `${p.delivery.shop}|${p.objectKey}`;
+    if (subscribed.has(key)) continue;
+    if (!verdicts.has(key)) verdicts.set(key, verify(p.delivery.shop, p.objectKey!.slice("customer:".length), budgetMs));
+    const verdict = await verdicts.get(key)!;
+    if (verdict.ok) continue;
+    taken.add(p.delivery.id);
+    if ("refused" in verdict) {
+      logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id }, "consent not confirmed by the shop's Admin API; delivery ignored");
+      await finish(workerId, p.delivery, p.objectKey!, verdict.refused);
+      continue;
+    }
+    const reason = `the consent of ${p.objectKey} could not be confirmed with Shopify: ${messageOf(verdict.failed)}`;
+    if (Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs) {
+      logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(verdict.failed) }, "consent origin check failed for good");
+      await finish(workerId, p.delivery, p.objectKey!, `gave up: ${reason}; not applied unconfirmed`);
+    } else {
+      logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(verdict.failed) }, "consent origin check failed; will retry");
+      await sendBack(workerId, p.delivery, policy, reason);
+    }
+  }
+  // The same customer's other deliveries of the batch wait with it, so that they keep their order.
+  const waiting = new Set(candidates.filter((p) => taken.has(p.delivery.id)).map((p) => `${p.delivery.shop}|${p.objectKey}`));
+  for (const p of batch) {
+    if (taken.has(p.delivery.id) || !waiting.has(`${p.delivery.shop}|${p.objectKey}`)) continue;
+    taken.add(p.delivery.id);
+    await sendBack(workerId, p.delivery, policy, `an earlier delivery of ${p.objectKey} waits for its consent to be confirmed with Shopify`);
+  }
+  return taken;
+}
+
+async function verify(shop: string, customerId: string, maxWaitMs: number): Promise<Verdict> {
+  try {
+    const data = answerSchema.parse(await adminQuery(shop, CONSENT_ORIGIN_QUERY, { id: `gid://shopify/Customer/${customerId}` }, { maxWaitMs }));
+    if (!data.customer) return { ok: false, refused: `customer ${customerId} is not a customer of this shop in Shopify (a body of another shop?): nothing applied` };
+    const state = data.customer.defaultEmailAddress?.marketingState ?? "no email";
+    if (state !== "SUBSCRIBED") return { ok: false, refused: `Shopify shows the email consent of customer ${customerId} as ${state}, not subscribed: nothing applied` };
+    return { ok: true };
+  } catch (error) {
+    // No token to ask with: the shop cannot be asked at all (see the module's comment).
+    if (error instanceof NoOfflineSession) return { ok: true };
+    return { ok: false, failed: error };
+  }
+}
+
+/** Of these customers, the ones whose stored consent in their shop is subscribed already. */
+async function alreadySubscribed(keys: { shop: string; key: string }[]): Promise<Set<string>> {
+  const rows = await database().sql.query<{ shop: string; key: string }>(
+    `SELECT DISTINCT o.shop, o."objectKey" AS key FROM jsonb_to_recordset($1::jsonb) AS k(shop text, key text)
+       JOIN "ObjectState" o ON o.shop = k.shop AND o."objectKey" = k.key
+      WHERE o.state->'consent'->>'state' = 'subscribed'`,
+    [JSON.stringify(keys)],
+  );
+  return new Set(rows.map((r) => `${r.shop}|${r.key}`));
+}
+
+const HELD = `id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`;
+
+async function finish(workerId: string, d: ClaimedDelivery, objectKey: string, reason: string): Promise<void> {
+  await database()
+    .sql.query(
+      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = '${DELIVERY_OUTCOME.ignored}', "outcomeDetail" = $3, "objectKey" = $4,
+         "finishedAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${HELD}`,
+      [d.id, workerId, reason, objectKey],
+    )
+    .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not record a delivery; its lease will expire"));
+}
+
+async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePolicy, reason: string): Promise<void> {
+  await database()
+    .sql.query(
+      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', "runAt" = now() + ($3::int * interval '1 millisecond'),
+         "outcomeDetail" = $4, "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${HELD}`,
+      [d.id, workerId, retryDelayMs(d.attempts, policy), `waiting: ${reason}`],
+    )
+    .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
+}
