@@ -68,6 +68,9 @@ async function main() {
   // The shop's history, exported when the shop is connected from the demo's Connection page.
   const { startDemoStore } = await import("./shopify-store");
   const store = await startDemoStore(admin, Number(args.seed));
+  // The customers the replay describes are the store's own: Shopify confirms their consent.
+  const { answerConsentFromWebhooks } = await import("../shopify/webhook-customers");
+  const recordCustomer = answerConsentFromWebhooks(admin);
 
   // Embedded defaults: the demo's own PGlite directory, development secrets, local services.
   const dataDir = path.join(ROOT, ".data/demo-pglite");
@@ -139,6 +142,7 @@ async function main() {
     Array.from({ length: 16 }, async () => {
       while (next < stream.length) {
         const d = stream[next++];
+        recordCustomer({ topic: d.topic, shop: SHOP, body: d.body });
         const headers = webhookHeaders({ topic: d.topic, shop: SHOP, body: d.body, secret: DEV_SECRETS.SHOPIFY_API_SECRET, eventId: d.eventId, triggeredAt: d.triggeredAt });
         const res = await fetch(`${appUrl}/webhooks`, { method: "POST", headers, body: d.body });
         if (res.status === 200) acknowledged++;

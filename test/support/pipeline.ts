@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
+import { answerConsentFromWebhooks } from "../../dev/shopify/webhook-customers";
 import { connectShop } from "~/shops/connection.server";
 import { startWorker, type Worker } from "~/pipeline/worker.server";
 import type { PipelinePolicy } from "~/pipeline/policy";
@@ -32,25 +33,7 @@ export async function startPipelineHarness(options: { database?: DatabaseKind; e
   const emulator = await startEmulator({ port: 0 });
   const app = await startTestApp({ database: options.database, env: { MARKETING_API_URL: emulator.url, ...options.env } });
   const workers: Worker[] = [];
-  // Shopify's store behind the fake Admin holds the customers whose webhooks it sent for a shop,
-  // with the consent they carried: what the app confirms subscribed consent with
-  // (app/compliance/consent-origin.server.ts). A body re-sent under another shop is not recorded.
-  const shopifyConsent = new Map<string, string>();
-  app.admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
-    const state = shopifyConsent.get(`${shop}|${String(variables.id)}`);
-    return { customer: state ? { id: variables.id, defaultEmailAddress: { marketingState: state } } : null };
-  });
-  const recordConsent = (d: { topic: string; shop: string; body: string | object }) => {
-    if (!d.topic.startsWith("customers")) return;
-    try {
-      const b = (typeof d.body === "string" ? JSON.parse(d.body) : d.body) as Record<string, unknown>;
-      const consent = (b.email_marketing_consent as { state?: unknown } | null | undefined)?.state;
-      const gid = b.admin_graphql_api_customer_id ?? (b.customer_id != null ? `gid://shopify/Customer/${String(b.customer_id)}` : (b.admin_graphql_api_id ?? `gid://shopify/Customer/${String(b.id)}`));
-      if (typeof consent === "string") shopifyConsent.set(`${d.shop}|${String(gid)}`, consent.toUpperCase());
-    } catch {
-      // not JSON: nothing to record
-    }
-  };
+  const recordConsent = answerConsentFromWebhooks(app.admin);
   // A test policy retries within milliseconds: such a retry is still work under way, so settle()
   // waits for it (a policy with real backoff would wait minutes; there nothing ahead counts).
   const retryHorizon = new WeakMap<Worker, number>();
