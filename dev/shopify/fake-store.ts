@@ -72,6 +72,13 @@ export interface FakeStore {
   failNextExport(kind: "customers" | "products" | "orders", errorCode?: string, times?: number): void;
   /** The next `times` bulk queries are refused with this BulkOperationUserErrorCode and message (Shopify's words vary; its codes do not). */
   refuseNextExports(code: "INVALID" | "LIMIT_REACHED" | "OPERATION_IN_PROGRESS", message: string, times?: number): void;
+  /**
+   * Adds a subscription contract (Admin GraphQL `SubscriptionContract`: every non-null field the
+   * app's queries select, `lines` as a plain list of `SubscriptionLine`s, paged by the fake).
+   */
+  addSubscriptionContract(contract: Line & { id: string; lines: Line[] }): void;
+  /** An order's line items (a product's variants), in Shopify's order, as the bulk export has them. */
+  childrenOf(kind: "products" | "orders", index: number): Line[];
   /** Gives an order `count` line items (or a product `count` variants), replacing its children. */
   setChildren(kind: "products" | "orders", index: number, count: number): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
@@ -366,6 +373,24 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     const p = products.find((x) => x.id === v.id);
     return { product: p ? nested("products", p) : null };
   }));
+  // QueryRoot.subscriptionContract(id:): its lines a connection (one of first/last required).
+  const contracts = new Map<string, Line & { lines: Line[] }>();
+  admin.onGraphql("subscriptionContract(", () => ({
+    subscriptionContract: ({ id }: { id: string }) => {
+      const c = contracts.get(id);
+      if (!c) return null;
+      return {
+        ...c,
+        lines: ({ first, after }: Page) => {
+          if (first == null) throw new Error("you must provide one of first or last");
+          const offset = after ? Number(after) : 0;
+          const nodes = c.lines.slice(offset, offset + first);
+          const end = offset + nodes.length;
+          return { nodes, pageInfo: { hasNextPage: end < c.lines.length, hasPreviousPage: offset > 0, endCursor: nodes.length ? String(end) : null } };
+        },
+      };
+    },
+  }));
   // Reconciliation: `updated_at:>'<iso>'`, oldest change first, the cursor is an offset.
   for (const [name, kind, field] of [
     ["ReconcileCustomers", "customers", "customers"],
@@ -408,6 +433,10 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR", times = 1) => {
       failures[kind] = { code: errorCode, times };
     },
+    addSubscriptionContract: (contract) => {
+      contracts.set(contract.id, contract);
+    },
+    childrenOf: (kind, index) => children[kind].get(objects[kind][index]!.id as string) ?? [],
     setChildren: (kind, index, count) => {
       const parent = objects[kind][index]!;
       const currency = (parent.currencyCode as string | undefined) ?? "USD";
