@@ -131,7 +131,10 @@ describeEachDatabase("webhooks completed from the Admin API", (database) => {
     // Shopify's 2026-04 subscription_contracts/create sample: no lines, created_at or updated_at.
     const sample = JSON.parse(fixture("subscription_contracts/create")) as Line;
     expect(sample.lines).toBeUndefined();
-    const body = { ...sample, admin_graphql_api_id: contractGid, id: 9100000000000000001, admin_graphql_api_customer_id: customerGid, customer_id: 9100000000000000002 };
+    // Ids as Shopify writes them: numbers beyond 2^53, exact in the body's text.
+    const body = JSON.stringify({ ...sample, admin_graphql_api_id: contractGid, id: "<id>", admin_graphql_api_customer_id: customerGid, customer_id: "<customer>" })
+      .replace('"<id>"', numeric(contractGid))
+      .replace('"<customer>"', numeric(customerGid));
     h.startWorkers(1, FAST_POLICY);
     await h.deliver({ topic: "subscription_contracts/create", shop, body });
 
