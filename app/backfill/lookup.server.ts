@@ -27,6 +27,7 @@ import { contractBody, customerBody, orderBody, restVariant } from "./convert";
 import { allChildren, everyChild, FIRST_CONTRACT_LINES, FIRST_LINE_ITEMS, ObjectGone } from "./children.server";
 import { CONTRACT_FIELDS, CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
+import { isAdvertised } from "../sync/mappers/products";
 import { LOOKUP_SOURCES, sourceSql } from "../sync/sources";
 import { topicInfo, type Lookup } from "../sync/topics.server";
 
@@ -158,11 +159,17 @@ function completionOf(p: PreparedLike): Completion | undefined {
   const lookup = lookupOf(p.delivery.topic);
   const body = p.body as Record<string, unknown> | null;
   if (!body || typeof body !== "object") return undefined;
-  if (lookup === "Variants") return missingVariants(body).length ? lookup : undefined;
+  // A product that is not advertised is sent without its variants: nothing to read.
+  if (lookup === "Variants") return missingVariants(body).length && isAdvertised(productLiveness(body)) ? lookup : undefined;
   // Earlier API versions sent `lines`; 2026-04 sends none (its sample and metadata, 2026-11-28).
   if (lookup === "Contract contents") return Array.isArray(body.lines) ? undefined : lookup;
   return undefined;
 }
+
+const productLiveness = (body: Record<string, unknown>) => ({
+  status: typeof body.status === "string" ? body.status.toLowerCase() : null,
+  published_at: typeof body.published_at === "string" ? body.published_at : null,
+});
 
 const gidOf = (v: unknown): string | undefined => {
   if (typeof v === "string") return v;
