@@ -5,7 +5,7 @@ import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { fixture } from "../support/webhooks";
-import { install, newShop, numeric } from "./helpers";
+import { install, newShop, numeric, until } from "./helpers";
 
 // Webhooks Shopify sends cut short are completed from the (fake) Admin GraphQL API before they
 // are planned: a product's variants past the 100 the products/* payload details (its
@@ -84,6 +84,38 @@ describeEachDatabase("webhooks completed from the Admin API", (database) => {
     expect(events).toHaveLength(2);
     expect((events[1].body as { name?: string; silent?: boolean })).toMatchObject({ name: "Two hundred and fifty sizes", silent: true });
     expect((events[1].body as { variants?: unknown[] }).variants).toEqual(liveVariants);
+  });
+
+  it("variants Shopify cannot give now (throttled for minutes): the product waits in the queue with the reason, never sent cut short", async () => {
+    const shop = newShop("complete");
+    await install(h, shop);
+    const index = 2;
+    store.setChildren("products", index, 120);
+    const product = store.objects.products[index]!;
+    const variants = store.childrenOf("products", index);
+    const body = {
+      ...(JSON.parse(fixture("products/create")) as Line),
+      admin_graphql_api_id: product.id,
+      id: Number(numeric(product.id)),
+      status: "active",
+      published_at: "2026-10-01T00:00:00Z",
+      variants: variants.slice(0, 100).map((v, i) => webhookVariant(product.id as string, v, i + 1)),
+      variant_gids: variants.map((v) => ({ admin_graphql_api_id: v.id, updated_at: "2026-11-20T10:00:00.000Z" })),
+    };
+    store.throttle({ currentlyAvailable: 0, restoreRate: 0 });
+    try {
+      h.startWorkers(1, { ...FAST_POLICY, backoffBaseMs: 200, backoffCapMs: 1_000 });
+      await h.send({ topic: "products/create", shop, body });
+      const waiting = await until("the product to wait", async () =>
+        (await h.app.db.prisma.webhookDelivery.findMany({ where: { shop } })).find((d) => d.status === "queued" && d.outcomeDetail?.startsWith("waiting:")),
+      );
+      expect(waiting.outcomeDetail).toMatch(/the product's other variants could not be read from Shopify: Shopify's API budget .* is spent/);
+      expect(productEvents(numeric(product.id))).toEqual([]);
+    } finally {
+      store.throttle({ maximumAvailable: 2_000, currentlyAvailable: 2_000, restoreRate: 100 });
+    }
+    await until("the product to reach the service", async () => productEvents(numeric(product.id)).length > 0);
+    expect((productEvents(numeric(product.id))[0].body as { variants: unknown[] }).variants).toHaveLength(120);
   });
 
   it("a 2026-04 subscription contract webhook (no lines) reaches the service with its products, amount and plan read from Shopify", async () => {
