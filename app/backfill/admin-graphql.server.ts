@@ -4,9 +4,13 @@
  * `extensions.cost.throttleStatus` (currentlyAvailable, restoreRate); a query that would overdraw
  * the bucket waits for it to refill first, and a THROTTLED answer waits and tries again — each
  * wait bounded, so a shop throttled for minutes fails the step (retried later), never a worker.
+ * A MAX_COST_EXCEEDED answer (Shopify charges more than the documented rules show) halves the
+ * document's page size, when it has one, and asks again: the smaller page is kept for the next
+ * runs of the document in this process.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
+import { logger } from "../logger.server";
 import { adminGraphqlRequest, type AdminAnswer } from "../shopify/admin-api.server";
 
 /** Shopify's budget could not be had within the wait allowed: try again later. */
@@ -44,6 +48,8 @@ const buckets = new Map<string, Bucket>();
 // Each document's requested cost as Shopify reported it (it depends on the document only): the
 // next run of the same document waits for that much. Bounded: the app has a few dozen documents.
 const requestedCosts = new Map<string, number>();
+// Each paged document's page size after MAX_COST_EXCEEDED answers (absent: its default).
+const pageSizes = new Map<string, number>();
 const MAX_REMEMBERED_DOCUMENTS = 200;
 
 function estimate(b: Bucket, now: number): number {
@@ -72,6 +78,22 @@ export interface AdminQueryOptions {
   cost?: number;
   /** Longest wait for the budget, in all, before giving up with AdminThrottled. */
   maxWaitMs?: number;
+  /**
+   * The variable sizing the document's page (`$first: Int = 179`, the default written in the
+   * document): halved when Shopify answers MAX_COST_EXCEEDED. Without it that answer is an error.
+   */
+  pageVariable?: string;
+}
+
+/** The page size a document declares as its variable's default (`$first: Int = 179`). */
+function declaredPageSize(query: string, variable: string): number | undefined {
+  const found = new RegExp(`\\$${variable}\\s*:\\s*Int!?\\s*=\\s*(\\d+)`).exec(query)?.[1];
+  return found === undefined ? undefined : Number(found);
+}
+
+/** The page size a paged document is sent with now (undefined: not paged, or its default). */
+export function currentPageSize(query: string, variable: string): number | undefined {
+  return pageSizes.get(query) ?? declaredPageSize(query, variable);
 }
 
 const DEFAULT_MAX_WAIT_MS = 30_000;
@@ -94,9 +116,11 @@ export async function adminQuery(shop: string, query: string, variables: Record<
     budgetMs -= ms;
     await sleep(ms);
   };
+  const paged = options.pageVariable;
+  let pageSize = paged ? ((variables[paged] as number | undefined) ?? currentPageSize(query, paged)) : undefined;
   for (let attempt = 1; ; attempt++) {
     await wait(waitFor(shop, cost), "waiting for the cost bucket to refill");
-    const answer = await send(shop, query, variables);
+    const answer = await send(shop, query, paged && pageSize !== undefined ? { ...variables, [paged]: pageSize } : variables);
     const spent = remember(shop, answer.extensions);
     if (spent?.requestedQueryCost && !requestedCosts.has(query) && requestedCosts.size < MAX_REMEMBERED_DOCUMENTS) {
       requestedCosts.set(query, spent.requestedQueryCost);
@@ -108,6 +132,15 @@ export async function adminQuery(shop: string, query: string, variables: Record<
       // Refill what this query asks for (at least a second when Shopify gives no figures).
       const needed = waitFor(shop, spent?.requestedQueryCost ?? requestedCosts.get(query) ?? cost);
       await wait(needed === 0 ? 1_000 : needed, "THROTTLED");
+      continue;
+    }
+    const tooCostly = list.find((e) => e.extensions?.code === "MAX_COST_EXCEEDED");
+    if (tooCostly && paged && pageSize !== undefined && pageSize > 1) {
+      // Not the same query again: half the page costs about half (the rest comes on the next pages).
+      pageSize = Math.floor(pageSize / 2);
+      if (pageSizes.has(query) || pageSizes.size < MAX_REMEMBERED_DOCUMENTS) pageSizes.set(query, pageSize);
+      requestedCosts.delete(query);
+      logger().warn({ shop, pageSize, err: tooCostly.message }, "Shopify refused a query's cost; asking again with half the page");
       continue;
     }
     if (list.length || answer.data === undefined || answer.data === null) {
@@ -126,4 +159,5 @@ function send(shop: string, query: string, variables: Record<string, unknown>): 
 export function forgetAdminBudgets(): void {
   buckets.clear();
   requestedCosts.clear();
+  pageSizes.clear();
 }

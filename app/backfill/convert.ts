@@ -175,28 +175,29 @@ export function customerBody(line: unknown): Record<string, unknown> {
   };
 }
 
+/** A product's variant (Admin GraphQL) as the products/* webhook details it; null for anything else. */
+export function restVariant(productGid: string, child: unknown): Record<string, unknown> | null {
+  const v = variantNode.safeParse(child);
+  if (!v.success || !v.data.id.includes("/ProductVariant/")) return null;
+  const options = (v.data.selectedOptions ?? []).map((o) => o.value ?? null);
+  return {
+    id: numericId(v.data.id),
+    admin_graphql_api_id: v.data.id,
+    product_id: numericId(productGid),
+    sku: v.data.sku ?? null,
+    barcode: v.data.barcode ?? null,
+    price: v.data.price === null || v.data.price === undefined ? null : String(v.data.price),
+    title: v.data.title ?? null,
+    option1: options[0] ?? null,
+    option2: options[1] ?? null,
+    option3: options[2] ?? null,
+  };
+}
+
 export function productBody(line: unknown, children: unknown[]): Record<string, unknown> {
   const p = productNode.parse(line);
   const imageUrl = p.featuredMedia?.preview?.image?.url;
-  const variants = children.flatMap((child) => {
-    const v = variantNode.safeParse(child);
-    if (!v.success || !v.data.id.includes("/ProductVariant/")) return [];
-    const options = (v.data.selectedOptions ?? []).map((o) => o.value ?? null);
-    return [
-      {
-        id: numericId(v.data.id),
-        admin_graphql_api_id: v.data.id,
-        product_id: numericId(p.id),
-        sku: v.data.sku ?? null,
-        barcode: v.data.barcode ?? null,
-        price: v.data.price === null || v.data.price === undefined ? null : String(v.data.price),
-        title: v.data.title ?? null,
-        option1: options[0] ?? null,
-        option2: options[1] ?? null,
-        option3: options[2] ?? null,
-      },
-    ];
-  });
+  const variants = children.flatMap((child) => restVariant(p.id, child) ?? []);
   return {
     id: numericId(p.id),
     admin_graphql_api_id: p.id,
@@ -264,6 +265,71 @@ export function orderBody(line: unknown, children: unknown[]): Record<string, un
     billing_address: restAddress(o.billingAddress),
     shipping_address: restAddress(o.shippingAddress),
     line_items: lineItems,
+  };
+}
+
+const contractLineNode = z.looseObject({
+  id: z.string(),
+  title: str,
+  variantTitle: str,
+  productId: str,
+  variantId: str,
+  sku: str,
+  quantity: z.number().nullish(),
+  currentPrice: moneyV2,
+  variantImage: z.looseObject({ url: str }).nullish(),
+  sellingPlanId: str,
+  sellingPlanName: str,
+});
+const policyNode = z.looseObject({ interval: str, intervalCount: z.number().nullish() }).nullish();
+const contractNode = z.looseObject({
+  id: z.string(),
+  createdAt: str,
+  currencyCode: str,
+  status: str,
+  billingPolicy: z.looseObject({ interval: str, intervalCount: z.number().nullish(), minCycles: z.number().nullish(), maxCycles: z.number().nullish() }).nullish(),
+  deliveryPolicy: policyNode,
+});
+
+/**
+ * A subscription contract (Admin GraphQL) in the shape of the subscription_contracts/* webhook, with
+ * the lines, dates and policies that webhook lacks since API 2026-04 (its `lines` as earlier
+ * versions sent them). No `updated_at`: the webhook's own version is what is planned, and a read made
+ * later must not pass for it.
+ */
+export function contractBody(line: unknown, children: unknown[]): Record<string, unknown> {
+  const c = contractNode.parse(line);
+  const policy = (p: z.infer<typeof policyNode>) => (p ? { interval: lower(p.interval), interval_count: p.intervalCount ?? null } : null);
+  const lines = children.flatMap((child) => {
+    const l = contractLineNode.safeParse(child);
+    if (!l.success) return [];
+    return [
+      {
+        id: numericId(l.data.id),
+        admin_graphql_api_id: l.data.id,
+        title: l.data.title ?? null,
+        variant_title: l.data.variantTitle ?? null,
+        product_id: l.data.productId ? numericId(l.data.productId) : null,
+        variant_id: l.data.variantId ? numericId(l.data.variantId) : null,
+        sku: l.data.sku ?? null,
+        quantity: l.data.quantity ?? null,
+        current_price: l.data.currentPrice ? { amount: amountOf(l.data.currentPrice), currency_code: l.data.currentPrice.currencyCode ?? null } : null,
+        variant_image: l.data.variantImage?.url ?? null,
+        selling_plan_id: l.data.sellingPlanId ? numericId(l.data.sellingPlanId) : null,
+        selling_plan_name: l.data.sellingPlanName ?? null,
+      },
+    ];
+  });
+  const billing = policy(c.billingPolicy);
+  return {
+    id: numericId(c.id),
+    admin_graphql_api_id: c.id,
+    created_at: c.createdAt ?? null,
+    currency_code: c.currencyCode ?? null,
+    status: lower(c.status),
+    billing_policy: billing ? { ...billing, min_cycles: c.billingPolicy?.minCycles ?? null, max_cycles: c.billingPolicy?.maxCycles ?? null } : null,
+    delivery_policy: policy(c.deliveryPolicy),
+    lines,
   };
 }
 

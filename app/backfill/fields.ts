@@ -19,3 +19,6 @@ export const ORDER_FIELDS = `id name email phone createdAt updatedAt processedAt
   totalPriceSet { ${MONEY} } subtotalPriceSet { ${MONEY} } totalTaxSet { ${MONEY} } totalDiscountsSet { ${MONEY} }
   totalShippingPriceSet { ${MONEY} } customer { id defaultEmailAddress { emailAddress } } billingAddress { ${ADDRESS} } shippingAddress { ${ADDRESS} }`;
 export const LINE_ITEM_FIELDS = `id name title sku vendor quantity originalUnitPriceSet { ${MONEY} } product { id } variant { id }`;
+export const CONTRACT_FIELDS = "id createdAt currencyCode status billingPolicy { interval intervalCount minCycles maxCycles } deliveryPolicy { interval intervalCount }";
+export const CONTRACT_LINE_FIELDS = `id title variantTitle productId variantId sku quantity currentPrice { amount currencyCode } variantImage { url }
+  sellingPlanId sellingPlanName`;

@@ -8,6 +8,12 @@
  * A lookup that fails (network, timeout, not found, throttled) sends the webhook back to the
  * queue with backoff and the reason in its detail; after policy.lookupDeadlineMs it is planned
  * with what it carries, or recorded with the reason when that is nothing.
+ *
+ * Webhooks Shopify sends cut short are completed the same way, before any of that
+ * (completeWebhooks): a product's variants past the first 100, a 2026-04 subscription contract's
+ * lines, dates and plan. The webhook is planned with what was read added to its body (nothing it
+ * carries is replaced), so a live product event carries every variant as the history import and
+ * the reconciliation sweep do.
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -17,10 +23,11 @@ import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
 import { adminQuery } from "./admin-graphql.server";
-import { customerBody, orderBody } from "./convert";
-import { allChildren, FIRST_LINE_ITEMS } from "./children.server";
-import { CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
+import { contractBody, customerBody, orderBody, restVariant } from "./convert";
+import { allChildren, everyChild, FIRST_CONTRACT_LINES, FIRST_LINE_ITEMS, ObjectGone } from "./children.server";
+import { CONTRACT_FIELDS, CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";
 import { messageOf } from "../errors";
+import { isAdvertised } from "../sync/mappers/products";
 import { LOOKUP_SOURCES, sourceSql } from "../sync/sources";
 import { topicInfo, type Lookup } from "../sync/topics.server";
 
@@ -37,7 +44,7 @@ function needOf(p: PreparedLike): "Order" | "Customer" | undefined {
     const consent = (p.body as { email_marketing_consent?: unknown } | null)?.email_marketing_consent;
     return consent === undefined || consent === null ? "Customer" : undefined;
   }
-  return lookup && p.objectKey?.startsWith(`${lookup.toLowerCase()}:`) ? lookup : undefined;
+  return (lookup === "Order" || lookup === "Customer") && p.objectKey?.startsWith(`${lookup.toLowerCase()}:`) ? lookup : undefined;
 }
 
 // The first 50 line items; more are paged (children.server.ts).
@@ -142,6 +149,142 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
     }
   }
   return out;
+}
+
+type Completion = "Variants" | "Contract contents";
+
+/** What a webhook lacks that the Admin API has: undefined when it is whole. */
+function completionOf(p: PreparedLike): Completion | undefined {
+  if (p.route !== "sync" || !LOOKUP_SOURCES.has(p.delivery.source)) return undefined;
+  const lookup = lookupOf(p.delivery.topic);
+  const body = p.body as Record<string, unknown> | null;
+  if (!body || typeof body !== "object") return undefined;
+  // A product that is not advertised is sent without its variants: nothing to read.
+  if (lookup === "Variants") return missingVariants(body).length && isAdvertised(productLiveness(body)) ? lookup : undefined;
+  // Earlier API versions sent `lines`; 2026-04 sends none (its sample and metadata, 2026-11-28).
+  if (lookup === "Contract contents") return Array.isArray(body.lines) ? undefined : lookup;
+  return undefined;
+}
+
+const productLiveness = (body: Record<string, unknown>) => ({
+  status: typeof body.status === "string" ? body.status.toLowerCase() : null,
+  published_at: typeof body.published_at === "string" ? body.published_at : null,
+});
+
+const gidOf = (v: unknown): string | undefined => {
+  if (typeof v === "string") return v;
+  const g = (v as { admin_graphql_api_id?: unknown } | null)?.admin_graphql_api_id;
+  return typeof g === "string" ? g : undefined;
+};
+
+/** The variants `variant_gids` names that the payload does not detail. */
+function missingVariants(body: Record<string, unknown>): string[] {
+  if (!Array.isArray(body.variant_gids)) return [];
+  const detailed = new Set(
+    (Array.isArray(body.variants) ? body.variants : []).flatMap((v) => {
+      const gid = gidOf(v) ?? ((v as { id?: unknown } | null)?.id != null ? `gid://shopify/ProductVariant/${String((v as { id: unknown }).id)}` : undefined);
+      return gid ? [gid] : [];
+    }),
+  );
+  return body.variant_gids.flatMap((v) => gidOf(v) ?? []).filter((gid) => !detailed.has(gid));
+}
+
+const CONTRACT_QUERY = `#graphql
+  query SubscriptionContractContents($id: ID!) { subscriptionContract(id: $id) { ${CONTRACT_FIELDS} ${FIRST_CONTRACT_LINES} } }`;
+const contractAnswer = z.object({ subscriptionContract: z.looseObject({ id: z.string() }).nullable() });
+
+/** The webhook's body with what it lacked read from Shopify; the body itself when Shopify no longer has the object. */
+async function completedBody(shop: string, kind: Completion, body: Record<string, unknown>, maxWaitMs: number): Promise<Record<string, unknown>> {
+  if (kind === "Variants") {
+    const productGid = gidOf(body) ?? `gid://shopify/Product/${String(body.id)}`;
+    const named = new Set(missingVariants(body));
+    let read: unknown[];
+    try {
+      read = await everyChild(shop, productGid, "variants", { maxWaitMs });
+    } catch (error) {
+      // Deleted since: products/delete follows; the webhook is planned with what it carries.
+      if (error instanceof ObjectGone) return body;
+      throw error;
+    }
+    // In Shopify's order (by position, as the export and the sweep read them), only those the webhook names.
+    const more = read.flatMap((v) => {
+      const rest = restVariant(productGid, v);
+      return rest && named.has(rest.admin_graphql_api_id as string) ? [rest] : [];
+    });
+    return { ...body, variants: [...(Array.isArray(body.variants) ? body.variants : []), ...more] };
+  }
+  const contractGid = gidOf(body) ?? `gid://shopify/SubscriptionContract/${String(body.id)}`;
+  const contract = contractAnswer.parse(await adminQuery(shop, CONTRACT_QUERY, { id: contractGid }, { maxWaitMs })).subscriptionContract;
+  if (!contract) return body;
+  const read = contractBody(contract, await allChildren(shop, contract, "lines", { maxWaitMs }));
+  // What the webhook carries stands (its status, policies and currency are of its moment).
+  const added = Object.fromEntries(Object.entries(read).filter(([k]) => body[k] === undefined || body[k] === null));
+  return { ...body, ...added };
+}
+
+/**
+ * Returns the batch to plan, each webhook Shopify sent cut short (for a connected shop) completed
+ * from the Admin API and prepared again from its completed body. A product whose variants cannot
+ * be read goes back to the queue with backoff and the reason (planned cut short it would overwrite
+ * the whole product the import or the sweep sent); past policy.lookupDeadlineMs it is planned with
+ * what it carries. A contract whose contents cannot be read is planned at once with what it
+ * carries: its status change is news that must not wait. Never throws.
+ */
+export async function completeWebhooks<P extends PreparedLike>(
+  workerId: string,
+  batch: P[],
+  policy: PipelinePolicy,
+  prepare: (delivery: ClaimedDelivery) => P,
+): Promise<P[]> {
+  const wanted = batch.filter((p) => completionOf(p));
+  if (!wanted.length) return batch;
+  let connected: Set<string>;
+  try {
+    connected = await connectedShops([...new Set(wanted.map((p) => p.delivery.shop))]);
+  } catch (error) {
+    logger().warn({ err: messageOf(error) }, "could not check the shops' connections; planning webhooks as Shopify sent them");
+    return batch;
+  }
+  const started = Date.now();
+  const budgetMs = Math.max(1_000, Math.floor(policy.leaseMs / 4));
+  const out: P[] = [];
+  for (const p of batch) {
+    const kind = connected.has(p.delivery.shop) ? completionOf(p) : undefined;
+    if (!kind) {
+      out.push(p);
+      continue;
+    }
+    const elapsed = Date.now() - started;
+    if (elapsed > budgetMs) {
+      // Not a failure: this batch has spent its time; the next claim does it.
+      await sendBack(workerId, p.delivery, policy, null, false);
+      continue;
+    }
+    try {
+      const body = await completedBody(p.delivery.shop, kind, p.body as Record<string, unknown>, budgetMs - elapsed);
+      // Planned from the completed body; the recorded delivery keeps what Shopify sent.
+      out.push(body === p.body ? p : prepare({ ...p.delivery, rawBody: JSON.stringify(body) }));
+    } catch (error) {
+      const what = kind === "Variants" ? "the product's other variants" : "the contract's lines";
+      const reason = `${what} could not be read from Shopify: ${messageOf(error)}`;
+      const overdue = kind === "Contract contents" || Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
+      logger().warn(
+        { shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, attempt: p.delivery.attempts, err: messageOf(error) },
+        overdue ? `${what} could not be read; planned with what it carries` : `${what} could not be read; will retry`,
+      );
+      if (overdue) out.push(p);
+      else await sendBack(workerId, p.delivery, policy, reason, true);
+    }
+  }
+  return out;
+}
+
+async function connectedShops(shops: string[]): Promise<Set<string>> {
+  const rows = await database().sql.query<{ domain: string }>(
+    `SELECT domain FROM "Shop" WHERE domain = ANY($1::text[]) AND "serviceKeyEnc" IS NOT NULL AND "uninstalledAt" IS NULL`,
+    [shops],
+  );
+  return new Set(rows.map((r) => r.domain));
 }
 
 /** Of these objects, the ones of connected shops that have no ObjectState. */

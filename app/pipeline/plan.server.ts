@@ -1,5 +1,5 @@
 import { wakeBackfillForBulkOperation } from "../backfill/backfill.server";
-import { fetchUnknownObjects } from "../backfill/lookup.server";
+import { completeWebhooks, fetchUnknownObjects } from "../backfill/lookup.server";
 import { handleCompliance } from "../compliance/compliance.server";
 import { confirmConsentOrigin } from "../compliance/consent-origin.server";
 import { database } from "../db.server";
@@ -100,8 +100,10 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   // One query for every shop of the batch: a fair batch spans many shops.
   const contexts = await shopContexts([...new Set(claimed.map((d) => d.shop))]);
   const prepare1 = (d: ClaimedDelivery) => prepare(d, syncContext(contexts.get(d.shop)!, now));
-  // Webhooks that need an object never synced get it fetched from Shopify first (app/backfill).
-  const fetched = await fetchUnknownObjects(workerId, claimed.map(prepare1), policy, prepare1);
+  // Webhooks Shopify cut short are completed, and those that need an object never synced get it
+  // fetched, from Shopify first (app/backfill).
+  const completed = await completeWebhooks(workerId, claimed.map(prepare1), policy, prepare1);
+  const fetched = await fetchUnknownObjects(workerId, completed, policy, prepare1);
   // Uninstalls and scope changes are acted on only as Shopify confirms them (app/shops/installation.server.ts).
   const { confirmed, failed } = await confirmLifecycle(fetched.flatMap((p) => (p.route === "lifecycle" ? [p.delivery] : [])));
   for (const p of fetched) if (failed.has(p.delivery.id)) await releaseForRetry(workerId, p.delivery, failed.get(p.delivery.id), policy);

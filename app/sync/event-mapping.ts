@@ -74,7 +74,7 @@ export const EVENT_TABLES: Record<"cart" | "product" | "order" | "customer" | "u
       sent("price", "the lowest variant `price`"),
       sent("categories", "`product_type` and the taxonomy `category` name"),
       sent("tags", "`tags`"),
-      sent("variants", "`variants` (id, sku, price, barcode, options without `Default Title`)"),
+      sent("variants", "`variants` (id, sku, price, barcode, options without `Default Title`); past the 100 a webhook details, read from the Admin API (`variant_gids` names them)"),
     ],
   },
   order: {
@@ -163,7 +163,7 @@ export const EVENT_TABLES: Record<"cart" | "product" | "order" | "customer" | "u
       sent("id", "subscription contract id"),
       sent("url", "the customer's account page on the store (`/account`), where customer accounts list subscriptions", "Shopify sends no link of the contract itself"),
       sent("currency", "`currency_code` (billing attempts: the contract's, as last seen)"),
-      sent("products", "contract `lines` (Line items table); billing attempts carry no lines"),
+      sent("products", "contract `lines` (Line items table), read from the Admin API's `subscriptionContract` when the webhook has none (API 2026-04); billing attempts carry no lines"),
     ],
   },
 };

@@ -74,9 +74,14 @@ export type ObjectKind =
  *   object is fetched first and the delivery waits for it;
  * - "Customer without consent": the payload is the customer without its consent and tags (API
  *   2025-01 on); a customer first seen this way is fetched for them, and a failed fetch never
- *   holds the delivery.
+ *   holds the delivery;
+ * - "Variants": the payload details the first 100 variants only (`variant_gids` names them all);
+ *   the rest are read before it is planned, whether the product is known or not;
+ * - "Contract contents": the payload (API 2026-04) has no lines, dates or amounts; the contract's
+ *   are read before it is planned.
+ * The last two complete the webhook itself (app/backfill/lookup.server.ts, completeWebhooks).
  */
-export type Lookup = "Order" | "Customer" | "Customer without consent";
+export type Lookup = "Order" | "Customer" | "Customer without consent" | "Variants" | "Contract contents";
 
 interface Facts {
   kind: ObjectKind;
@@ -141,19 +146,19 @@ export const TOPICS = {
   "orders/edited": sync("order", "Order edited", planner(orderEditedPayload, mapOrderEdited), "Order"),
   "orders/delete": sync("order", "Order deleted", planner(deletePayload, (d, ctx) => mapOrderDelete(d.id, ctx))),
   "refunds/create": sync("order", "Refund", planner(refundPayload, mapRefund), "Order"),
-  "products/create": sync("product", "New product", planner(productPayload, (p, ctx) => mapProduct("create", p, ctx))),
-  "products/update": sync("product", "Product updated", planner(productPayload, (p, ctx) => mapProduct("update", p, ctx))),
+  "products/create": sync("product", "New product", planner(productPayload, (p, ctx) => mapProduct("create", p, ctx)), "Variants"),
+  "products/update": sync("product", "Product updated", planner(productPayload, (p, ctx) => mapProduct("update", p, ctx)), "Variants"),
   "products/delete": sync("product", "Product deleted", planner(deletePayload, (d, ctx) => mapProductDelete(d.id, ctx))),
   "checkouts/create": sync("checkout", "New checkout", planner(checkoutPayload, mapCheckout)),
   "checkouts/update": sync("checkout", "Checkout updated", planner(checkoutPayload, mapCheckout)),
   "checkouts/delete": sync("checkout", "Checkout deleted", planner(checkoutPayload, mapCheckoutDelete)),
-  "subscription_contracts/create": sync("subscription", "New subscription", contract),
-  "subscription_contracts/update": sync("subscription", "Subscription updated", contract),
-  "subscription_contracts/activate": sync("subscription", "Subscription activated", contract),
-  "subscription_contracts/pause": sync("subscription", "Subscription paused", contract),
-  "subscription_contracts/cancel": sync("subscription", "Subscription cancelled", contract),
-  "subscription_contracts/expire": sync("subscription", "Subscription expired", contract),
-  "subscription_contracts/fail": sync("subscription", "Subscription failed", contract),
+  "subscription_contracts/create": sync("subscription", "New subscription", contract, "Contract contents"),
+  "subscription_contracts/update": sync("subscription", "Subscription updated", contract, "Contract contents"),
+  "subscription_contracts/activate": sync("subscription", "Subscription activated", contract, "Contract contents"),
+  "subscription_contracts/pause": sync("subscription", "Subscription paused", contract, "Contract contents"),
+  "subscription_contracts/cancel": sync("subscription", "Subscription cancelled", contract, "Contract contents"),
+  "subscription_contracts/expire": sync("subscription", "Subscription expired", contract, "Contract contents"),
+  "subscription_contracts/fail": sync("subscription", "Subscription failed", contract, "Contract contents"),
   "subscription_billing_attempts/success": sync("subscription", "Subscription renewed", billingAttempt),
   "subscription_billing_attempts/failure": sync("subscription", "Subscription payment failed", billingAttempt),
   "subscription_billing_attempts/challenged": sync("subscription", "Subscription payment needs the customer's confirmation", billingAttempt),

@@ -109,6 +109,14 @@ export interface FakeAdmin {
   bucket(shop: string): ThrottleStatus;
   /** Sets every shop's bucket (size, restore rate; `currentlyAvailable`: its level now). */
   throttle(bucket: Partial<ThrottleStatus>): void;
+  /**
+   * The single-query cost limit from now on (none given: Shopify's 1,000). Lower, it stands for
+   * the per-field costs Shopify adds beyond its documented rules: a query the rules price under
+   * 1,000 is refused with MAX_COST_EXCEEDED as Shopify refuses it.
+   */
+  limitQueryCost(points?: number): void;
+  /** MAX_COST_EXCEEDED answers given, by the operation's name. */
+  costRefused: Record<string, number>;
   /** THROTTLED answers given, and operations answered, by the `match` of their resolver. */
   throttled: Record<string, number>;
   answered: Record<string, number>;
@@ -148,6 +156,8 @@ export async function startFakeAdmin(
   const buckets = new CostBuckets();
   const throttled: Record<string, number> = {};
   const answered: Record<string, number> = {};
+  const costRefused: Record<string, number> = {};
+  let maxCost: number | undefined;
 
   const addShop: FakeAdmin["addShop"] = (shop) => {
     const full: FakeShop = {
@@ -240,8 +250,14 @@ export async function startFakeAdmin(
 
   /** One GraphQL request as Shopify answers it (see fake-graphql.ts): always HTTP 200. */
   function graphql(shop: string, query: string, variables: Record<string, unknown>, operationName: string | null): unknown {
-    const prepared = prepare(query, variables, operationName);
-    if (!("document" in prepared)) return prepared;
+    const prepared = prepare(query, variables, operationName, maxCost);
+    if (!("document" in prepared)) {
+      if (prepared.errors.some((e) => (e.extensions as { code?: string } | undefined)?.code === "MAX_COST_EXCEEDED")) {
+        const name = /(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? "anonymous";
+        costRefused[name] = (costRefused[name] ?? 0) + 1;
+      }
+      return prepared;
+    }
     const found = resolvers.filter((r) => query.includes(r.match)).at(-1);
     const name = found?.match ?? prepared.operationName ?? "anonymous";
     if (!buckets.take(shop, prepared.requested)) {
@@ -381,6 +397,10 @@ export async function startFakeAdmin(
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),
     bucket: (shop) => buckets.status(shop),
     throttle: (bucket) => buckets.configure(bucket),
+    limitQueryCost: (points) => {
+      maxCost = points;
+    },
+    costRefused,
     throttled,
     answered,
     close: () =>

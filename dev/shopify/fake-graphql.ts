@@ -31,8 +31,11 @@ export interface Prepared {
   requested: number;
 }
 
-/** Parsed, valid and within the single-query limit; otherwise the error body Shopify answers. */
-export function prepare(query: string, variables: Record<string, unknown>, operationName?: string | null): Prepared | ShopifyErrorBody {
+/**
+ * Parsed, valid and within the single-query limit (`maxCost`, Shopify's 1,000 unless a test lowers
+ * it); otherwise the error body Shopify answers.
+ */
+export function prepare(query: string, variables: Record<string, unknown>, operationName?: string | null, maxCost = MAX_COST): Prepared | ShopifyErrorBody {
   let document: DocumentNode;
   try {
     document = parse(query);
@@ -51,16 +54,16 @@ export function prepare(query: string, variables: Record<string, unknown>, opera
     if (error instanceof QueryCostError) return { errors: [{ message: error.message, extensions: { code: "BAD_REQUEST" } }] };
     throw error;
   }
-  if (requested > MAX_COST) {
+  if (requested > maxCost) {
     return {
       errors: [
         {
           message:
-            `Query cost is ${requested}, which exceeds the single query max cost limit (${MAX_COST}).\n\n` +
+            `Query cost is ${requested}, which exceeds the single query max cost limit (${maxCost}).\n\n` +
             `See ${DOCS} for more information on how the\ncost of a query is calculated.\n\n` +
             "To query larger amounts of data with fewer limits, bulk operations should be used instead.\n" +
             "See https://shopify.dev/tutorials/perform-bulk-operations-with-admin-api for usage details.\n",
-          extensions: { code: "MAX_COST_EXCEEDED", cost: requested, maxCost: MAX_COST, documentation: DOCS },
+          extensions: { code: "MAX_COST_EXCEEDED", cost: requested, maxCost, documentation: DOCS },
         },
       ],
     };

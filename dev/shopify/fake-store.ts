@@ -72,6 +72,13 @@ export interface FakeStore {
   failNextExport(kind: "customers" | "products" | "orders", errorCode?: string, times?: number): void;
   /** The next `times` bulk queries are refused with this BulkOperationUserErrorCode and message (Shopify's words vary; its codes do not). */
   refuseNextExports(code: "INVALID" | "LIMIT_REACHED" | "OPERATION_IN_PROGRESS", message: string, times?: number): void;
+  /**
+   * Adds a subscription contract (Admin GraphQL `SubscriptionContract`: every non-null field the
+   * app's queries select, `lines` as a plain list of `SubscriptionLine`s, paged by the fake).
+   */
+  addSubscriptionContract(contract: Line & { id: string; lines: Line[] }): void;
+  /** An order's line items (a product's variants), in Shopify's order, as the bulk export has them. */
+  childrenOf(kind: "products" | "orders", index: number): Line[];
   /** Gives an order `count` line items (or a product `count` variants), replacing its children. */
   setChildren(kind: "products" | "orders", index: number, count: number): void;
   /** Changes an object in Shopify without a webhook: new fields and a newer updatedAt. */
@@ -328,23 +335,24 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   }));
 
   // Objects as the GraphQL API nests them (connections with nodes), children without __parentId:
-  // as Shopify does, at most `first` children (from the query text) and pageInfo to page on.
-  const childConnection = (kind: keyof typeof objects, id: string, first: number, after?: unknown) => {
+  // as Shopify does, at most `first` children (the field's argument) and pageInfo to page on.
+  type Page = { first?: number | null; after?: string | null };
+  const childConnection = (kind: keyof typeof objects, id: string, { first, after }: Page) => {
+    if (first == null) throw new Error("you must provide one of first or last");
     const kids = (children[kind]?.get(id) ?? []).map(({ __parentId: _, ...rest }) => rest);
     const offset = after ? Number(after) : 0;
     const nodes = kids.slice(offset, offset + first);
     const end = offset + nodes.length;
     return { nodes, pageInfo: { hasNextPage: end < kids.length, endCursor: nodes.length ? String(end) : null } };
   };
-  const nestedFirst = (query: string) => Number(/(?:lineItems|variants)\(first:\s*(\d+)/.exec(query)?.[1] ?? 250);
-  const nested = (kind: keyof typeof objects, o: Line, query: string): Line => {
-    if (kind === "orders") return { ...o, lineItems: childConnection(kind, o.id as string, nestedFirst(query)) };
-    if (kind === "products") return { ...o, variants: childConnection(kind, o.id as string, nestedFirst(query)) };
+  const nested = (kind: keyof typeof objects, o: Line): Line => {
+    if (kind === "orders") return { ...o, lineItems: (args: Page) => childConnection(kind, o.id as string, args) };
+    if (kind === "products") return { ...o, variants: (args: Page) => childConnection(kind, o.id as string, args) };
     return o;
   };
-  admin.onGraphql("LookupOrder", byVariables((v, query, shop) => {
+  admin.onGraphql("LookupOrder", byVariables((v, _query, shop) => {
     const o = visible("orders", shop).find((x) => x.id === v.id);
-    return { order: o ? nested("orders", o, query) : null };
+    return { order: o ? nested("orders", o) : null };
   }));
   // Customer segments' member count by email-marketing state (the consent choice's numbers).
   // Customers without an email have no email subscription status and are in no such segment.
@@ -357,13 +365,31 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
   }));
   admin.onGraphql("LookupCustomer", byVariables((v) => ({ customer: customers.find((x) => x.id === v.id) ?? null })));
   // The rest of an order's line items (a product's variants) past the first page.
-  admin.onGraphql("OrderLineItems", byVariables((v, query, shop) => {
+  admin.onGraphql("OrderLineItems", byVariables((v, _query, shop) => {
     const o = visible("orders", shop).find((x) => x.id === v.id);
-    return { order: o ? { id: o.id, lineItems: childConnection("orders", o.id as string, nestedFirst(query), v.after) } : null };
+    return { order: o ? nested("orders", o) : null };
   }));
-  admin.onGraphql("ProductVariants", byVariables((v, query) => {
+  admin.onGraphql("ProductVariants", byVariables((v) => {
     const p = products.find((x) => x.id === v.id);
-    return { product: p ? { id: p.id, variants: childConnection("products", p.id as string, nestedFirst(query), v.after) } : null };
+    return { product: p ? nested("products", p) : null };
+  }));
+  // QueryRoot.subscriptionContract(id:): its lines a connection (one of first/last required).
+  const contracts = new Map<string, Line & { lines: Line[] }>();
+  admin.onGraphql("subscriptionContract(", () => ({
+    subscriptionContract: ({ id }: { id: string }) => {
+      const c = contracts.get(id);
+      if (!c) return null;
+      return {
+        ...c,
+        lines: ({ first, after }: Page) => {
+          if (first == null) throw new Error("you must provide one of first or last");
+          const offset = after ? Number(after) : 0;
+          const nodes = c.lines.slice(offset, offset + first);
+          const end = offset + nodes.length;
+          return { nodes, pageInfo: { hasNextPage: end < c.lines.length, hasPreviousPage: offset > 0, endCursor: nodes.length ? String(end) : null } };
+        },
+      };
+    },
   }));
   // Reconciliation: `updated_at:>'<iso>'`, oldest change first, the cursor is an offset.
   for (const [name, kind, field] of [
@@ -371,16 +397,18 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     ["ReconcileOrders", "orders", "orders"],
     ["ReconcileProducts", "products", "products"],
   ] as const) {
-    admin.onGraphql(name, byVariables((v, query, shop) => {
-      const since = /updated_at:>'([^']+)'/.exec(String(v.query ?? ""))?.[1];
-      const first = Number(new RegExp(`${field}\\(first:\\s*(\\d+)`).exec(query)?.[1] ?? v.first ?? 50);
-      const matching = visible(kind, shop)
-        .filter((o) => !since || (o.updatedAt as string) > since)
-        .sort((a, b) => (a.updatedAt as string).localeCompare(b.updatedAt as string));
-      const offset = v.after ? Number(v.after) : 0;
-      const page = matching.slice(offset, offset + first);
-      const end = offset + page.length;
-      return { [field]: { nodes: page.map((o) => nested(kind, o, query)), pageInfo: { hasNextPage: end < matching.length, endCursor: page.length ? String(end) : null } } };
+    admin.onGraphql(name, (_query, _variables, shop) => ({
+      [field]: ({ first, after, query }: Page & { query?: string | null }) => {
+        if (first == null) throw new Error("you must provide one of first or last");
+        const since = /updated_at:>'([^']+)'/.exec(String(query ?? ""))?.[1];
+        const matching = visible(kind, shop)
+          .filter((o) => !since || (o.updatedAt as string) > since)
+          .sort((a, b) => (a.updatedAt as string).localeCompare(b.updatedAt as string));
+        const offset = after ? Number(after) : 0;
+        const page = matching.slice(offset, offset + first);
+        const end = offset + page.length;
+        return { nodes: page.map((o) => nested(kind, o)), pageInfo: { hasNextPage: end < matching.length, endCursor: page.length ? String(end) : null } };
+      },
     }));
   }
 
@@ -405,6 +433,10 @@ export async function startFakeStore(admin: FakeAdmin, size: StoreSize, { seed =
     failNextExport: (kind, errorCode = "INTERNAL_SERVER_ERROR", times = 1) => {
       failures[kind] = { code: errorCode, times };
     },
+    addSubscriptionContract: (contract) => {
+      contracts.set(contract.id, contract);
+    },
+    childrenOf: (kind, index) => children[kind].get(objects[kind][index]!.id as string) ?? [],
     setChildren: (kind, index, count) => {
       const parent = objects[kind][index]!;
       const currency = (parent.currencyCode as string | undefined) ?? "USD";

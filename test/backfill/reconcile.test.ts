@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { forgetAdminBudgets } from "~/backfill/admin-graphql.server";
 import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
 import { reconcileShopNow, reconcileStatus, seedReconcileStates } from "~/backfill/reconcile.server";
 import { PIPELINE_POLICY, type PipelinePolicy } from "~/pipeline/policy";
@@ -117,6 +118,32 @@ describeEachDatabase("reconciliation", (database) => {
     // The missed update is still found: the span was not marked swept.
     expect((await reconcileShopNow(shop, "cli-test", CLI_POLICY)).lastEnqueued).toBe(1);
   });
+  it("a page Shopify prices above its limit (MAX_COST_EXCEEDED) is asked for again at half the size, and the sweep goes on", async () => {
+    const { shop, customer } = await shopWithMissedUpdate(8);
+    // Shopify charging more than its documented rules: ReconcileCustomers (898 by the rules) is refused above 500.
+    h.app.admin.limitQueryCost(500);
+    const refusedBefore = h.app.admin.costRefused.ReconcileCustomers ?? 0;
+    try {
+      const status = await reconcileShopNow(shop, "cli-test", CLI_POLICY);
+      expect(status.lastError).toBeNull();
+      expect(status.lastEnqueued).toBe(1);
+      // Refused once (179 customers), then 89 a page: the same query is not sent again.
+      expect((h.app.admin.costRefused.ReconcileCustomers ?? 0) - refusedBefore).toBe(1);
+      const pages = sweepCalls(shop).map((c) => (c.body as { variables?: { first?: number } }).variables?.first);
+      expect(pages.slice(0, 2)).toEqual([179, 89]);
+      h.startWorkers(1, FAST_POLICY);
+      await h.settle();
+      expect(customerEvents(customerEmail(customer)!).map((r) => (r.body as { first_name?: string }).first_name)).toEqual(["Missed8"]);
+      // The next sweep starts at the size Shopify took.
+      await h.stopWorkers();
+      await reconcileShopNow(shop, "cli-test", CLI_POLICY);
+      expect((h.app.admin.costRefused.ReconcileCustomers ?? 0) - refusedBefore).toBe(1);
+    } finally {
+      h.app.admin.limitQueryCost();
+      forgetAdminBudgets();
+    }
+  });
+
   // Last: it changes orders and products of the shared store, which later sweeps would find.
   it("an order with 60 line items and a product with 60 variants changed without a webhook reach the service whole", async () => {
     const { shop } = await shopWithMissedUpdate(9);

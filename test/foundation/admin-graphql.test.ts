@@ -7,9 +7,11 @@ import { MAX_COST, queryCost } from "../../dev/shopify/query-cost";
 import { appGraphqlDocuments, deprecatedUses } from "../support/graphql-documents";
 
 // Every Admin GraphQL document the app sends, held to Shopify's 2026-04 schema (shopify-schema/)
-// and to Shopify's documented cost limit, so a document Shopify would refuse fails here, not in a
+// and to 900 of Shopify's 1,000-point limit by its documented cost rules (Shopify adds per-field
+// costs those rules do not show), so a document Shopify would refuse fails here, not in a
 // merchant's store. See docs/shopify-graphql.md.
 const documents = appGraphqlDocuments();
+const APP_MAX_COST = 900;
 
 describe("the app's Admin GraphQL documents", () => {
   it("are all found and resolved to their text (written from string constants)", () => {
@@ -21,12 +23,12 @@ describe("the app's Admin GraphQL documents", () => {
 
   for (const d of documents.filter((x) => x.text)) {
     const name = /(?:query|mutation)\s+(\w+)/.exec(d.text!)?.[1] ?? `${d.file}:${d.line}`;
-    it(`${name} (${d.file}:${d.line}) is valid against Shopify's schema, uses no deprecated field and requests at most ${MAX_COST} points`, () => {
+    it(`${name} (${d.file}:${d.line}) is valid against Shopify's schema, uses no deprecated field and requests at most ${APP_MAX_COST} of Shopify's ${MAX_COST} points`, () => {
       const document = parse(d.text!);
       expect(validate(adminSchema(), document).map((e) => e.message)).toEqual([]);
       expect(deprecatedUses(adminSchema(), document)).toEqual([]);
-      // Page sizes are written into the documents: the cost needs no variables.
-      expect(queryCost(adminSchema(), document).requested).toBeLessThanOrEqual(MAX_COST);
+      // Page sizes are written into the documents (literals or variables' defaults): the cost needs no variables.
+      expect(queryCost(adminSchema(), document).requested).toBeLessThanOrEqual(APP_MAX_COST);
     });
   }
 
