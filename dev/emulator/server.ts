@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { appendFileSync } from "node:fs";
 import { isInteger, parse as parseLossless, stringify as stringifyLossless } from "lossless-json";
 import {
   ServiceState,
@@ -141,6 +142,7 @@ export async function startEmulator(
   } = {},
 ): Promise<Emulator> {
   const host = options.host ?? "127.0.0.1";
+  const refusalLog = process.env.EMULATOR_LOG_REFUSALS;
   const basePath = (options.basePath ?? "").replace(/\/+$/, "");
   if (basePath && !/^\/[^?#]*$/.test(basePath)) throw new TypeError(`startEmulator: basePath must start with "/": ${basePath}`);
   const newState = () => new ServiceState({ idBase: options.idBase });
@@ -253,6 +255,8 @@ export async function startEmulator(
       rec.status = status;
       rec.responseBody = resBody;
       rec.responseHeaders = extra;
+      // Which bodies the service refused, across a whole test run (the key is never written).
+      if (status === 422 && refusalLog) appendFileSync(refusalLog, `${toJson({ at: rec.at, method: rec.method, path: rec.path, errors: (resBody as { errors?: unknown } | undefined)?.errors, body })}\n`);
       send(res, status, resBody, extra);
     };
 
