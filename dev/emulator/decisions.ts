@@ -4,6 +4,7 @@
  * the most permissive reading (accept what a real service plausibly accepts), so the client's
  * defensive choices are tested against a service that does not share them. Nothing here comes from
  * app/: the emulator answers to the spec alone. README.md in this folder lists each decision.
+ * The §4.5 event-body rules, and which body field dates a person event (§2.3), are in ./events.ts.
  */
 
 /** Texts: §5/§7 give `Unauthenticated`, `Person not found`, `Campaign not found(.)`, `The given data was invalid.`; the others paraphrase §7's "message about/asks to…". */

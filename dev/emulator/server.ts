@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { appendFileSync } from "node:fs";
 import { isInteger, parse as parseLossless, stringify as stringifyLossless } from "lossless-json";
 import {
   ServiceState,
@@ -28,8 +29,12 @@ export interface Faults extends BehaviourFaults {
   errorRate?: number;
   /** the next N matching requests are answered with a 5xx (status default 500) */
   serverErrors?: number | { count: number; status?: number };
-  /** the next `count` matching requests get 429 with Retry-After (with `accountId`, only that account's) */
-  burst429?: { count: number; retryAfterSeconds?: number; retryAfterHttpDate?: boolean; accountId?: number };
+  /**
+   * The next `count` matching requests get 429 (with `accountId`, only that account's), with
+   * Retry-After unless `withoutRetryAfter` (§7/§8 promise no header): true for none of them, a
+   * share 0..1 for some.
+   */
+  burst429?: { count: number; retryAfterSeconds?: number; retryAfterHttpDate?: boolean; withoutRetryAfter?: boolean | number; accountId?: number };
   /** wait this long before handling (combine with a short client timeout) */
   stallMs?: number;
   /** in-process only: matching requests wait until this settles (a slow answer the test ends itself) */
@@ -59,6 +64,8 @@ export interface RecordedRequest {
   body: unknown;
   status: number | null;
   responseBody: unknown;
+  /** headers the emulator added to the answer (e.g. Retry-After) */
+  responseHeaders?: Record<string, string>;
   accountId: number | null;
   /** transport fault applied, if any */
   fault?: "drop" | "stall" | "5xx" | "429";
@@ -71,6 +78,8 @@ export interface Emulator {
   defaultAccountId: number;
   createAccount(opts?: CreateAccountOptions): { apiKey: string; accountId: number };
   createApiKey(accountId: number, opts?: { plugin?: boolean }): string;
+  /** The key stays known but no longer valid: `GET /api/authenticated` answers `{authenticated: false}`, every other call `Unauthenticated`. */
+  revokeApiKey(apiKey: string): void;
   readonly requests: RecordedRequest[];
   reset(): void;
   faults: Faults;
@@ -124,9 +133,18 @@ export async function startEmulator(
     trackerScripts?: boolean;
     /** Person and campaign ids handed out start above this (e.g. 2n ** 53n: ids a JS number cannot hold). */
     idBase?: bigint | number | string;
+    /**
+     * Serve the API under this path prefix (e.g. "/v1": {base_url} is http://host:port/v1, and
+     * /v1/api/people is the service's /api/people). `url` then ends with it; /api without the
+     * prefix is not found. Recorded paths and list links stay relative to {base_url} (no prefix).
+     */
+    basePath?: string;
   } = {},
 ): Promise<Emulator> {
   const host = options.host ?? "127.0.0.1";
+  const refusalLog = process.env.EMULATOR_LOG_REFUSALS;
+  const basePath = (options.basePath ?? "").replace(/\/+$/, "");
+  if (basePath && !/^\/[^?#]*$/.test(basePath)) throw new TypeError(`startEmulator: basePath must start with "/": ${basePath}`);
   const newState = () => new ServiceState({ idBase: options.idBase });
   let state = newState();
   let defaultAccountId = state.createAccount({ doubleOptIn: true, company: "Default Shop", email: "owner@default-shop.example" }, DEFAULT_KEY).accountId;
@@ -194,6 +212,12 @@ export async function startEmulator(
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? "/", "http://emulator.local");
+    if (basePath) {
+      // the API lives under the prefix only; control and tracker routes answer with or without it
+      const p = url.pathname;
+      if (p === basePath || p.startsWith(`${basePath}/`)) url.pathname = p.slice(basePath.length) || "/";
+      else if (p === "/api" || p.startsWith("/api/")) return send(res, 404, { message: "Not Found" });
+    }
     const generation = state; // a reset() while this request waits must not let it touch the new state
     const { raw, tooLarge } = await readBody(req);
     if (url.pathname.startsWith("/__emulator/")) return control(url, req.method ?? "GET", raw, res);
@@ -230,6 +254,9 @@ export async function startEmulator(
     const reply = (status: number, resBody?: unknown, extra: Record<string, string> = {}) => {
       rec.status = status;
       rec.responseBody = resBody;
+      rec.responseHeaders = extra;
+      // Which bodies the service refused, across a whole test run (the key is never written).
+      if (status === 422 && refusalLog) appendFileSync(refusalLog, `${toJson({ at: rec.at, method: rec.method, path: rec.path, errors: (resBody as { errors?: unknown } | undefined)?.errors, body })}\n`);
       send(res, status, resBody, extra);
     };
 
@@ -272,7 +299,8 @@ export async function startEmulator(
         rec.fault = "429";
         const secs = burst.retryAfterSeconds ?? 1;
         const retryAfter = burst.retryAfterHttpDate ? new Date(Date.now() + secs * 1000).toUTCString() : String(secs);
-        return reply(429, { message: "Too Many Attempts.", status_code: 429 }, { "Retry-After": retryAfter });
+        const bare = burst.withoutRetryAfter === true || (typeof burst.withoutRetryAfter === "number" && Math.random() < burst.withoutRetryAfter);
+        return reply(429, { message: "Too Many Attempts.", status_code: 429 }, bare ? {} : { "Retry-After": retryAfter });
       }
       const se = faults.serverErrors;
       const seStatus = typeof se === "object" ? (se.status ?? 500) : 500;
@@ -353,6 +381,9 @@ export async function startEmulator(
         return send(res, 200, { faults });
       case "GET /__emulator/state":
         return send(res, 200, summary());
+      case "POST /__emulator/keys/revoke":
+        emulator.revokeApiKey(String(body.apiKey ?? ""));
+        return send(res, 200, { ok: true });
       case "POST /__emulator/accounts":
         return send(res, 201, emulator.createAccount(body as CreateAccountOptions));
       default:
@@ -366,6 +397,7 @@ export async function startEmulator(
   });
   const addr = server.address() as AddressInfo;
   baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
+  const apiUrl = baseUrl + basePath;
   const useOwnTracker = () => {
     if (options.trackerScripts) state.trackerBase = `${baseUrl}/tracker`;
   };
@@ -383,7 +415,7 @@ export async function startEmulator(
 
   const emulator: Emulator = {
     get url() {
-      return baseUrl;
+      return apiUrl;
     },
     apiKey: DEFAULT_KEY,
     get defaultAccountId() {
@@ -391,6 +423,7 @@ export async function startEmulator(
     },
     createAccount: (opts) => state.createAccount(opts),
     createApiKey: (accountId, opts) => state.createApiKey(accountId, opts),
+    revokeApiKey: (apiKey) => state.revokeApiKey(apiKey),
     get requests() {
       return requests;
     },

@@ -25,6 +25,7 @@ import {
   typedEventName,
   verifiedDomainsFor,
 } from "./decisions";
+import { actionErrors, EVENT_ACTIONS, occurredAtSeconds, validateEventBody } from "./events";
 
 // ---------------------------------------------------------------------------
 // Records
@@ -75,7 +76,10 @@ export interface StoredEvent {
   personId: number | null;
   event: string;
   properties: Record<string, unknown>;
+  /** §2.3: Unix time the event occurred (from the body, see events.ts occurredAtSeconds; else receipt) */
   timestamp: number;
+  /** Unix time the service received it */
+  receivedAt: number;
   silent: boolean;
   /** the request's top-level `source` (kept beside the properties, not inside them) */
   source?: string;
@@ -133,6 +137,8 @@ export interface AutomationRun {
 export interface ApiKeyRec {
   accountId: number;
   plugin: boolean;
+  /** revoked: known to the service, no longer valid credentials */
+  revoked?: boolean;
 }
 
 export interface BehaviourFaults {
@@ -186,14 +192,12 @@ export interface CreateAccountOptions {
 // Helpers
 // ---------------------------------------------------------------------------
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_OFFSET_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const YMD_RE = /^\d{4}-\d{2}-\d{2}$/;
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const isoNow = () => new Date().toISOString().replace(/\.\d{3}Z$/, "+00:00");
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isMixed = (v: unknown) => (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint";
 
 type Errors = Record<string, string[]>;
 const addErr = (e: Errors, key: string, msg: string) => (e[key] ??= []).push(msg);
@@ -361,6 +365,12 @@ export class ServiceState {
     return k;
   }
 
+  revokeApiKey(key: string): void {
+    const k = this.keys.get(key);
+    if (!k) throw new Error("emulator: no such API key");
+    k.revoked = true;
+  }
+
   account(id: number): AccountRec {
     const a = this.accounts.get(id);
     if (!a) throw new Error(`emulator: no account ${id}`);
@@ -465,20 +475,21 @@ export class ServiceState {
     }
   }
 
-  private storeEvent(acc: AccountRec, person: PersonRec | null, event: string, properties: Record<string, unknown>, silent: boolean, handle: StoredEvent["handle"], source?: string) {
+  private storeEvent(acc: AccountRec, person: PersonRec | null, event: string, properties: Record<string, unknown>, silent: boolean, handle: StoredEvent["handle"], source: string | undefined, occurredAt: number) {
     const rec: StoredEvent = {
       id: randomUUID(),
       accountId: acc.id,
       personId: person?.id ?? null,
       event,
       properties,
-      timestamp: nowSec(),
+      timestamp: occurredAt,
+      receivedAt: nowSec(),
       silent,
       source,
       handle,
     };
     (person ? this.events : this.unattachedEvents).push(rec);
-    acc.lastEventTrackedAt = rec.timestamp;
+    acc.lastEventTrackedAt = rec.receivedAt;
     if (!silent) this.automations.push({ at: new Date().toISOString(), accountId: acc.id, event, personId: person?.id ?? null, email: person?.email ?? handle.email ?? null });
     return rec;
   }
@@ -553,7 +564,13 @@ export class ServiceState {
     const auth = /^Bearer\s+(.+)$/i.exec(req.authorization ?? "")?.[1]?.trim();
     const key = auth ? this.keys.get(auth) : undefined;
     const acc = key ? this.accounts.get(key.accountId) : undefined;
-    if (!key || !acc) return { status: UNAUTHENTICATED_STATUS, body: { message: MESSAGES.unauthenticated }, accountId: null };
+    // §4.4: GET /api/authenticated verifies the credentials and says false for a key the service
+    // knows but no longer accepts (revoked). Any other call without valid credentials, and any call
+    // with a key it does not know at all, is answered `Unauthenticated` (§5.2).
+    if (key?.revoked && req.method === "GET" && req.segments.length === 1 && req.segments[0] === "authenticated") {
+      return ok(SUCCESS_STATUS.read, { data: { authenticated: false } }, key.accountId);
+    }
+    if (!key || !acc || key.revoked) return { status: UNAUTHENTICATED_STATUS, body: { message: MESSAGES.unauthenticated }, accountId: null };
     const ctx: Ctx = {
       req,
       acc,
@@ -589,7 +606,7 @@ export class ServiceState {
       if (a === "authenticated" && n === 1 && m === "GET") return ok(SUCCESS_STATUS.read, { data: { authenticated: true } }, acc.id);
       if (a === "events" && m === "POST") {
         if (n === 1) return this.trackEvent(ctx, null, null);
-        // An action §4.5 does not list for a known type: no refusal is stated, so it is stored as `<type>_<action>`.
+        // §4.5 lists the actions of each type: another action is an invalid request (422, §7).
         if (n === 3 && EVENT_ACTIONS[b!]) return this.trackEvent(ctx, b!, c!);
       }
       void d;
@@ -780,7 +797,7 @@ export class ServiceState {
       this.eventUuids.set(eventUuid, { accountId: acc.id, personId: person.id });
       for (const e of events as Record<string, unknown>[]) {
         const { eventName, ...properties } = e;
-        this.storeEvent(acc, person, eventName as string, properties, false, { email: person.email }, source as string);
+        this.storeEvent(acc, person, eventName as string, properties, false, { email: person.email }, source as string, occurredAtSeconds(null, null, properties, nowSec()));
       }
     }
     return ok(created ? SUCCESS_STATUS.personCreated : SUCCESS_STATUS.personUpdated, { data: this.serializePerson(person, "full", eventUuid) }, acc.id);
@@ -790,7 +807,7 @@ export class ServiceState {
 
   private trackEvent({ req, acc }: Ctx, type: string | null, action: string | null): ApiResponse {
     const body = isObj(req.body) ? req.body : {};
-    const errors = validateEventBody(type, body);
+    const errors = (type && actionErrors(type, action!)) || validateEventBody(type, body);
     if (Object.keys(errors).length) return invalid(errors, acc.id);
     const timestamp = nowSec();
     if (body.test === true) return ok(SUCCESS_STATUS.event, { success: true, timestamp }, acc.id);
@@ -820,7 +837,8 @@ export class ServiceState {
     const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !["email", "referenceId", "uuid", "source", "silent", "test"].includes(k)));
     const name = type ? typedEventName(type, action!) : (body.eventName as string);
     const properties = type ? rest : isObj(body.properties) ? { ...body.properties } : {};
-    this.storeEvent(acc, person ?? null, name, properties, body.silent === true, handle, body.source as string);
+    const occurred = occurredAtSeconds(type, action, type ? body : properties, timestamp);
+    this.storeEvent(acc, person ?? null, name, properties, body.silent === true, handle, body.source as string, occurred);
     return ok(SUCCESS_STATUS.event, { success: true, timestamp }, acc.id);
   }
 
@@ -1131,61 +1149,10 @@ interface Ctx {
   active: boolean;
 }
 
-const EVENT_ACTIONS: Record<string, string[]> = {
-  cart: ["created", "updated", "abandoned"],
-  product: ["viewed", "created", "updated", "deleted"],
-  order: ["created", "updated", "deleted", "completed"],
-  customer: ["created", "updated", "deleted"],
-  user: ["created", "updated", "deleted"],
-  subscription: ["created", "updated", "deleted", "renewed", "cancelled", "expired", "renewal_failed"],
-};
-
 function splitList(raw: string | null): { include: string[]; exclude: string[] } {
   const parts = (raw ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   return {
     include: parts.filter((p) => !p.startsWith("-")),
     exclude: parts.filter((p) => p.startsWith("-")).map((p) => p.slice(1)),
   };
-}
-
-const NUMBER_FIELDS = ["total", "price", "shipping", "discounts", "taxes", "fees", "purchase_value", "plan_amount"];
-const INTEGER_FIELDS = ["total_products", "purchase_count", "plan_interval_count"];
-const BOOLEAN_FIELDS = ["silent", "test", "is_contact"];
-
-/** §4.5 validation: 422 `errors` keyed by field. */
-function validateEventBody(type: string | null, b: Record<string, unknown>): Errors {
-  const e: Errors = {};
-  if (typeof b.source !== "string" || b.source === "") addErr(e, "source", "The source field is required.");
-  const hasRef = b.referenceId !== undefined && b.referenceId !== null && b.referenceId !== "";
-  const hasUuid = typeof b.uuid === "string" && b.uuid !== "";
-  if (b.email === undefined || b.email === null || b.email === "") {
-    if (!hasRef && !hasUuid) addErr(e, "email", MESSAGES.eventEmailRequired);
-  } else if (typeof b.email !== "string" || !EMAIL_RE.test(b.email)) addErr(e, "email", "The email must be a valid email address.");
-  if (hasRef && !isMixed(b.referenceId)) addErr(e, "referenceId", "The reference id must be a string or a number.");
-  if (b.uuid !== undefined && !(typeof b.uuid === "string" && UUID_RE.test(b.uuid))) addErr(e, "uuid", "The uuid must be a valid UUID.");
-  for (const f of BOOLEAN_FIELDS) if (b[f] !== undefined && typeof b[f] !== "boolean") addErr(e, f, `The ${f} field must be true or false.`);
-  if (type === null) {
-    if (typeof b.eventName !== "string" || b.eventName === "") addErr(e, "eventName", "The event name field is required.");
-    if (b.properties !== undefined && !isObj(b.properties) && !(Array.isArray(b.properties) && b.properties.length === 0)) addErr(e, "properties", "The properties must be an object.");
-    return e;
-  }
-  if (!isMixed(b.id)) addErr(e, "id", "The id field is required.");
-  for (const f of NUMBER_FIELDS) if (b[f] !== undefined && typeof b[f] !== "number") addErr(e, f, `The ${f} must be a number.`);
-  for (const f of INTEGER_FIELDS) if (b[f] !== undefined && !Number.isInteger(b[f])) addErr(e, f, `The ${f} must be an integer.`);
-  for (const list of ["products", "variants"]) {
-    const v = b[list];
-    if (v === undefined) continue;
-    if (!Array.isArray(v)) {
-      addErr(e, list, `The ${list} must be an array.`);
-      continue;
-    }
-    v.forEach((item, i) => {
-      if (!isObj(item)) return addErr(e, `${list}.${i}`, "Each item must be an object.");
-      if (!isMixed(item.id)) addErr(e, `${list}.${i}.id`, `The ${list}.${i}.id field is required.`);
-      if (list === "products" && (typeof item.name !== "string" || item.name === "")) addErr(e, `${list}.${i}.name`, `The ${list}.${i}.name field is required.`);
-      if (item.quantity !== undefined && !Number.isInteger(item.quantity)) addErr(e, `${list}.${i}.quantity`, "The quantity must be an integer.");
-    });
-  }
-  if (typeof b.currency === "string" && !/^[A-Za-z]{3}$/.test(b.currency)) addErr(e, "currency", "The currency must be a three-letter ISO 4217 code.");
-  return e;
 }

@@ -136,12 +136,14 @@ describe("rules the spec does not make", () => {
     const e = await failure(c.people.upsert({ email, source: "shopify", skipDoubleOptIn: true, status: "active", statusDetails: "confirmed" }));
     expect(isPermanentRefusalForPerson(e)).toBe(true);
 
-    const refusal = (path: string, errors: Record<string, string[]>, local = false) =>
-      new MarketingServiceError({ kind: "validation", status: local ? 0 : 422, message: "No.", errors, method: "POST", path, local });
-    expect(isPermanentRefusalForPerson(refusal("/api/people", { statusDetails: ["Nope."] }))).toBe(true);
-    expect(isPermanentRefusalForPerson(refusal("/api/people", { statusDetails: ["blocked"] }, true))).toBe(false);
-    expect(isPermanentRefusalForPerson(refusal("/api/people", { email: ["The contact is blocked."] }))).toBe(false);
-    expect(isPermanentRefusalForPerson(refusal("/api/campaigns/1", { status: ["Only drafts."] }))).toBe(false);
+    // Recognised by the operation the client made: the path carries any prefix of the base URL.
+    const refusal = (operation: string, path: string, errors: Record<string, string[]>, local = false) =>
+      new MarketingServiceError({ kind: "validation", status: local ? 0 : 422, message: "No.", errors, method: "POST", path, operation, local });
+    expect(isPermanentRefusalForPerson(refusal("people.upsert", "/api/people", { statusDetails: ["Nope."] }))).toBe(true);
+    expect(isPermanentRefusalForPerson(refusal("people.upsert", "/v1/api/people/", { status: ["Nope."] }))).toBe(true);
+    expect(isPermanentRefusalForPerson(refusal("people.upsert", "/api/people", { statusDetails: ["blocked"] }, true))).toBe(false);
+    expect(isPermanentRefusalForPerson(refusal("people.upsert", "/api/people", { email: ["The contact is blocked."] }))).toBe(false);
+    expect(isPermanentRefusalForPerson(refusal("campaigns.update", "/api/campaigns/1", { status: ["Only drafts."] }))).toBe(false);
   });
 
   it("custom-event properties are stored as sent: `source` is not added to them", async () => {

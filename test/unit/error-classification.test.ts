@@ -139,20 +139,22 @@ describe("errors around the classification", () => {
   });
 
   it("a refusal of a person's status by the service is permanent for that person", () => {
-    const refusal = (over: { method?: string; path?: string; status?: number; errors?: object } = {}) =>
-      classifyHttpError({ status: 422, body: { errors: over.errors ?? { status: ["blocked"] } }, method: over.method ?? "POST", path: over.path ?? "/api/people/" });
+    // Known by the operation the client made (people.upsert), whatever path the base URL gives it.
+    const refusal = (over: { operation?: string; path?: string; status?: number; errors?: object } = {}) =>
+      classifyHttpError({ status: 422, body: { errors: over.errors ?? { status: ["blocked"] } }, method: "POST", path: over.path ?? "/api/people/", operation: "operation" in over ? over.operation : "people.upsert" });
     expect(isPermanentRefusalForPerson(refusal())).toBe(true);
     expect(isPermanentRefusalForPerson(refusal({ errors: { statusDetails: ["x"] } }))).toBe(true);
     expect(isPermanentRefusalForPerson(refusal({ errors: { email: ["x"] } }))).toBe(false);
-    expect(isPermanentRefusalForPerson(refusal({ method: "PUT" }))).toBe(false);
-    expect(isPermanentRefusalForPerson(refusal({ path: "/api/people/7" }))).toBe(false);
-    expect(isPermanentRefusalForPerson(refusal({ path: "/api/people//" }))).toBe(true);
+    expect(isPermanentRefusalForPerson(refusal({ operation: "campaigns.update", path: "/api/campaigns/7" }))).toBe(false);
+    expect(isPermanentRefusalForPerson(refusal({ operation: "people.delete", path: "/api/people/7" }))).toBe(false);
+    expect(isPermanentRefusalForPerson(refusal({ path: "/marketing/v1/api/people" }))).toBe(true);
+    expect(isPermanentRefusalForPerson(refusal({ operation: undefined }))).toBe(false);
     expect(isPermanentRefusalForPerson(refusal({ errors: { email: ["x"], status: ["blocked"] } }))).toBe(true);
     expect(isPermanentRefusalForPerson(classify(400, { message: "Bad" }))).toBe(false);
     // A server failure that happens to name the field is not a refusal of the person.
     expect(isPermanentRefusalForPerson(classify(500, { errors: { status: ["unavailable"] } }))).toBe(false);
     expect(isPermanentRefusalForPerson(new MarketingServiceError({ kind: "validation", status: 422, message: "m", method: "POST", errors: { status: ["x"] } }))).toBe(false);
-    const local = new MarketingServiceError({ kind: "validation", status: 0, local: true, message: "m", method: "POST", path: "/api/people", errors: { status: ["x"] } });
+    const local = new MarketingServiceError({ kind: "validation", status: 0, local: true, message: "m", method: "POST", path: "/api/people", operation: "people.upsert", errors: { status: ["x"] } });
     expect(isPermanentRefusalForPerson(local)).toBe(false);
   });
 });

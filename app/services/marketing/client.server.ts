@@ -13,6 +13,7 @@ import { request as sendHttp, type Dispatcher } from "undici";
 import type { z } from "zod";
 import {
   MarketingServiceError,
+  PERSON_UPSERT_OPERATION,
   classifyHttpError,
   isMarketingServiceError,
   localValidationError,
@@ -168,13 +169,23 @@ export function createMarketingClient(options: MarketingClientOptions) {
     "Content-Type": "application/json",
   };
 
-  /** Keeps only path+query of a link so the key never goes to another host. */
+  /** The base URL's own path (e.g. "/v1"): the service's paths are relative to it. */
+  const basePath = new URL(baseUrl).pathname.replace(/\/+$/, "");
+
+  /**
+   * Keeps only path+query of a link so the key never goes to another host. A link that already
+   * carries the base URL's path (an absolute URL, or a service that writes its mount point into
+   * links) has it taken off, so it is not appended twice.
+   */
   function toRelative(link: string): string {
+    let rel = link;
     if (/^https?:\/\//i.test(link)) {
       const u = new URL(link);
-      return u.pathname + u.search;
+      rel = u.pathname + u.search;
     }
-    return link.startsWith("/") ? link : `/${link}`;
+    if (!rel.startsWith("/")) rel = `/${rel}`;
+    if (basePath && rel.startsWith(`${basePath}/api/`)) rel = rel.slice(basePath.length);
+    return rel;
   }
 
   function buildUrl(path: string, query?: RawRequest["query"]): string {
@@ -184,7 +195,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
   }
 
   /** One attempt. Returns parsed JSON (undefined for an empty body) or throws MarketingServiceError. */
-  async function attempt(method: string, url: string, logPath: string, body: string | undefined): Promise<{ status: number; json: unknown }> {
+  async function attempt(method: string, url: string, logPath: string, body: string | undefined, operation?: string): Promise<{ status: number; json: unknown }> {
     // undici's request() rather than fetch(): the same connection pool without WHATWG streams,
     // about a third of the CPU per call (bench/http-client.ts). Redirects are not followed, so
     // the key never travels to another host.
@@ -199,13 +210,13 @@ export function createMarketingClient(options: MarketingClientOptions) {
         dispatcher: options.dispatcher,
       });
     } catch (e) {
-      throw transportError(e, method, logPath);
+      throw transportError(e, method, logPath, operation);
     }
     let text: string;
     try {
       text = await readBody(res.body, signal);
     } catch (e) {
-      throw transportError(e, method, logPath);
+      throw transportError(e, method, logPath, operation);
     }
     const status = res.statusCode;
     const header = (name: string) => {
@@ -219,6 +230,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
         message: `${method} ${logPath} answered a redirect (HTTP ${status}), which is not followed`,
         method,
         path: logPath,
+        operation,
       });
     }
     let json: unknown = undefined;
@@ -241,6 +253,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
           retryable: false,
           method,
           path: logPath,
+          operation,
         });
       }
       return { status, json };
@@ -253,6 +266,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
         body: text.slice(0, 500),
         method,
         path: logPath,
+        operation,
       });
     }
     throw classifyHttpError({
@@ -261,10 +275,11 @@ export function createMarketingClient(options: MarketingClientOptions) {
       retryAfter: header("retry-after"),
       method,
       path: logPath,
+      operation,
     });
   }
 
-  function transportError(e: unknown, method: string, path: string): MarketingServiceError {
+  function transportError(e: unknown, method: string, path: string, operation?: string): MarketingServiceError {
     const name = (e as { name?: string } | null)?.name;
     if (name === "TimeoutError" || name === "AbortError") {
       return new MarketingServiceError({
@@ -273,6 +288,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
         message: `${method} ${path} timed out after ${timeoutMs} ms`,
         method,
         path,
+        operation,
         cause: e,
       });
     }
@@ -284,6 +300,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
       message: `${method} ${path} failed: ${detail}`,
       method,
       path,
+      operation,
       cause: e,
     });
   }
@@ -318,12 +335,12 @@ export function createMarketingClient(options: MarketingClientOptions) {
     for (let n = 0; ; n++) {
       const started = performance.now();
       try {
-        const out = await attempt(req.method, url, logPath, body);
-        if (retryClass === "event" && saysNotAccepted(out.json)) throw notAcceptedError(out.status, out.json, req.method, logPath);
+        const out = await attempt(req.method, url, logPath, body, req.operation);
+        if (retryClass === "event" && saysNotAccepted(out.json)) throw notAcceptedError(out.status, out.json, req.method, logPath, req.operation);
         options.onRequest?.({ operation, method: req.method, path: logPath, status: out.status, durationMs: performance.now() - started, attempt: n + 1 });
         return out;
       } catch (e) {
-        const err = isMarketingServiceError(e) ? e : transportError(e, req.method, logPath);
+        const err = isMarketingServiceError(e) ? e : transportError(e, req.method, logPath, req.operation);
         const willRetry = n < retries && shouldRetry(err, retryClass);
         options.onRequest?.({
           operation,
@@ -356,6 +373,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
         body: json,
         method: req.method,
         path: req.path,
+        operation: req.operation,
       });
     }
     return r.data;
@@ -404,7 +422,7 @@ export function createMarketingClient(options: MarketingClientOptions) {
   const sendUpsert = async (body: PersonUpsert): Promise<Person> => {
     const exactNumbers = body.id !== undefined;
     const sent = exactNumbers ? { ...body, id: new LosslessNumber(String(body.id)) } : body;
-    return (await call({ method: "POST", path: "/api/people", body: sent, exactNumbers, retryClass: "mutation", operation: "people.upsert" }, personResponseSchema)).data;
+    return (await call({ method: "POST", path: "/api/people", body: sent, exactNumbers, retryClass: "mutation", operation: PERSON_UPSERT_OPERATION }, personResponseSchema)).data;
   };
 
   const people = {

@@ -69,6 +69,8 @@ export interface MarketingServiceErrorInit {
   local?: boolean;
   method?: string;
   path?: string;
+  /** the client operation that made the request (e.g. "people.upsert"); absent for local errors */
+  operation?: string;
   cause?: unknown;
 }
 
@@ -87,6 +89,8 @@ export class MarketingServiceError extends Error {
   readonly local: boolean;
   readonly method?: string;
   readonly path?: string;
+  /** the client operation that made the request ("people.upsert", "events.order", …) */
+  readonly operation?: string;
 
   constructor(init: MarketingServiceErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -102,6 +106,7 @@ export class MarketingServiceError extends Error {
     this.local = init.local ?? false;
     this.method = init.method;
     this.path = init.path;
+    this.operation = init.operation;
   }
 }
 
@@ -156,6 +161,7 @@ export interface HttpFailure {
   retryAfter?: string | null;
   method?: string;
   path?: string;
+  operation?: string;
 }
 
 /** The service's message (or its errors.campaign) asks the caller to try again. */
@@ -168,7 +174,7 @@ export function asksToRetry(message: string, errors?: Record<string, string[]>):
  * event was not taken: it is a failure (retryable: the spec gives no reason that would make a
  * repeat pointless), carrying the service's own words when the body has a message.
  */
-export function notAcceptedError(status: number, body: unknown, method: string, path: string): MarketingServiceError {
+export function notAcceptedError(status: number, body: unknown, method: string, path: string, operation?: string): MarketingServiceError {
   const said = errorBodySchema.parse(body).message?.trim();
   return new MarketingServiceError({
     kind: "not_accepted",
@@ -176,16 +182,17 @@ export function notAcceptedError(status: number, body: unknown, method: string, 
     body,
     method,
     path,
+    operation,
     message: said ? `The service did not accept the event: ${said}` : "The service did not accept the event (success: false)",
   });
 }
 
 /** Maps an HTTP error response to a MarketingServiceError (spec §7). Message wins over status. */
-export function classifyHttpError({ status, body, retryAfter, method, path }: HttpFailure): MarketingServiceError {
+export function classifyHttpError({ status, body, retryAfter, method, path, operation }: HttpFailure): MarketingServiceError {
   const b: ErrorBody = errorBodySchema.parse(body);
   const rawMessage = (b.message ?? "").trim();
   const message = rawMessage || `HTTP ${status}`;
-  const base = { status, body, method, path, errors: b.errors, links: b.links, upgrade: b.upgrade };
+  const base = { status, body, method, path, operation, errors: b.errors, links: b.links, upgrade: b.upgrade };
   const make = (kind: MarketingErrorKind, extra: Partial<MarketingServiceErrorInit> = {}) =>
     new MarketingServiceError({ ...base, kind, message, ...extra });
 
@@ -226,12 +233,16 @@ export function classifyHttpError({ status, body, retryAfter, method, path }: Ht
 /**
  * §3.2: `active` cannot be set on a blocked or hard-bounced person; retrying or replaying cannot
  * change that. The spec shows neither the status nor the text of this refusal, so it is recognised
- * by shape, not wording: the service (not local validation) refusing POST /api/people on `status`
+ * by shape, not wording: the service (not local validation) refusing a person upsert on `status`
  * or `statusDetails`. The client checks both fields' values before sending, so a service refusal
- * on them is about the person.
+ * on them is about the person. The upsert is known by the operation the client made, not by the
+ * URL path, which carries whatever path prefix the configured base URL has.
  */
 export function isPermanentRefusalForPerson(error: MarketingServiceError): boolean {
   if (error.kind !== "validation" || error.local) return false;
-  if (error.method !== "POST" || error.path?.replace(/\/+$/, "") !== "/api/people") return false;
+  if (error.operation !== PERSON_UPSERT_OPERATION) return false;
   return Object.keys(error.errors ?? {}).some((field) => field === "status" || field === "statusDetails");
 }
+
+/** The operation name of POST /api/people (create or update a person). */
+export const PERSON_UPSERT_OPERATION = "people.upsert";
