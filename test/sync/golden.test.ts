@@ -92,7 +92,7 @@ const REAL_ORDER_OPS: Record<string, string[]> = {
   "orders/partially_fulfilled": ["order/created"],
   "orders/updated": ["order/updated"],
 };
-const realOrder = (topic: string) => ({ ...fixture(topic), test: false });
+const realOrder = (topic: string) => Object.assign(fixture(topic), { test: false });
 
 describe("every fixture, no prior state, default settings", () => {
   for (const [topic, expected] of Object.entries(REAL_ORDER_OPS)) {
