@@ -198,7 +198,10 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
     calls.push(eventCall("order", "created", { ...body, occurred_at: o.processed_at ?? o.created_at ?? ctx.now.toISOString() }));
   } else {
     // An update that changes nothing we send is dropped by the pipeline's content hash.
-    const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : o.updated_at;
+    // The first the service hears of an order (a history import, the reconcile sweep, an order
+    // placed before the install) is the order itself: dated when it was placed, not last touched.
+    const placed = prior === null ? (o.processed_at ?? o.created_at) : null;
+    const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : (placed ?? o.updated_at);
     const status = topic === "cancelled" ? "cancelled" : body.status;
     calls.push(eventCall("order", "updated", { ...body, status, occurred_at: at ?? ctx.now.toISOString() }));
   }
