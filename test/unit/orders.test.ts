@@ -337,3 +337,23 @@ describe("orders/edited", () => {
     expect(run("orders/edited", edit(), makeCtx({ prior: deleted }))).toMatchObject({ calls: [], nextState: deleted, skipped: "order was deleted", objectUpdatedAt: null });
   });
 });
+
+describe("an order after an edit", () => {
+  it("sends current quantities, the line's discounts and taxes of what is left, and Shopify's current totals", () => {
+    const edited = orderBody({
+      line_items: [
+        orderLine(1, "10.00", 4, { current_quantity: 1, discount_allocations: [{ amount: "4.00" }], tax_lines: [{ price: "2.00" }] }),
+        orderLine(2, "5.00", 1, { current_quantity: 0 }),
+      ],
+      total_price: "43.00",
+      current_total_price: "9.50",
+      total_discounts: "4.00",
+      current_total_discounts: "1.00",
+      total_tax: "2.00",
+      current_total_tax: "0.50",
+    });
+    const body = eventOf(run("orders/create", edited), "order", "created");
+    expect(body.products).toEqual([expect.objectContaining({ id: "5001", quantity: 1, total: 9, discounts: 1, taxes: 0.5 })]);
+    expect(body).toMatchObject({ total: 9.5, discounts: 1, taxes: 0.5 });
+  });
+});
