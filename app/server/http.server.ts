@@ -1,7 +1,7 @@
 import { createRequestHandler, writeReadableStreamToWritable, type ServerBuild } from "@remix-run/node";
 import compression from "compression";
 import express, { type Request as ExpressRequest, type Response as ExpressResponse, type NextFunction } from "express";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { createServer, type Server } from "node:http";
 import { answerHealthRequest } from "../observability/endpoints.server";
@@ -27,6 +27,9 @@ export const FORM_BODY_BYTES = 256 * 1024;
  */
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const CONNECTIONS_CHECK_MS = 1_000;
+
+/** How long a connection closed after an answer still reads (and drops) what the client sends. */
+const CLOSE_LINGER_MS = 2_000;
 
 /**
  * The Remix app behind Express: static assets from the client build, webhook deliveries to the
@@ -64,6 +67,7 @@ export async function startHttpServer(options: {
     { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: 30_000, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
     app,
   );
+  server.on("connection", lingerOnClose);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
@@ -79,10 +83,39 @@ export async function startHttpServer(options: {
   };
 }
 
-const REFUSALS: Record<BodyRefusal, { status: number; text: string; headers?: Record<string, string> }> = {
-  "too-large": { status: 413, text: "Payload Too Large" },
-  busy: { status: 503, text: "Busy, try again later", headers: { "retry-after": "5" } },
-  "too-slow": { status: 408, text: "Body not received in time" },
+/**
+ * A refusal (413, 408, 503) closes the connection while the client may still be sending its body.
+ * Node destroys the socket as soon as the answer is written; with unread bytes in its buffer the
+ * kernel then resets the connection, and the client loses the answer it has not read yet. So the
+ * socket is half-closed instead (FIN after the answer), and what still arrives is read and dropped
+ * (Node's request dump: no memory held) until the client closes or CLOSE_LINGER_MS pass.
+ */
+function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    if (this.writable) this.end();
+    const destroy = () => this.destroy();
+    const timer = setTimeout(destroy, CLOSE_LINGER_MS);
+    this.once("close", () => clearTimeout(timer));
+    this.once("end", destroy);
+  };
+}
+
+type Refusal = { status: number; type: string; body: string; headers?: Record<string, string> };
+
+const REFUSALS: Record<BodyRefusal, Refusal> = {
+  "too-large": { status: 413, type: "text/plain; charset=utf-8", body: "Payload Too Large" },
+  busy: { status: 503, type: "text/plain; charset=utf-8", body: "Busy, try again later", headers: { "retry-after": "5" } },
+  "too-slow": { status: 408, type: "text/plain; charset=utf-8", body: "Body not received in time" },
+};
+
+/** Storefront events answer in JSON, a body past the bound with 400 (app/storefront/proxy.server.ts). */
+const json = (status: number, error: string, headers?: Record<string, string>): Refusal => ({
+  status, type: "application/json", body: JSON.stringify({ error }), headers: { "cache-control": "no-store", ...headers },
+});
+const STOREFRONT_REFUSALS: Record<BodyRefusal, Refusal> = {
+  "too-large": json(400, `Body larger than ${STOREFRONT_POLICY.maxEventBytes} bytes`),
+  busy: json(503, "Busy, try again later", { "retry-after": "5" }),
+  "too-slow": json(408, "Body not received in time"),
 };
 
 /**
@@ -93,15 +126,15 @@ const REFUSALS: Record<BodyRefusal, { status: number; text: string; headers?: Re
  */
 function readBodyFirst(req: ExpressRequest, res: ExpressResponse, next: NextFunction): void {
   if (!hasBody(req)) return next();
-  const limit = req.path === "/proxy/events" ? STOREFRONT_POLICY.maxEventBytes : FORM_BODY_BYTES;
-  readNodeBodyLimited(req, limit).then((read) => {
+  const storefront = req.path === "/proxy/events";
+  readNodeBodyLimited(req, storefront ? STOREFRONT_POLICY.maxEventBytes : FORM_BODY_BYTES).then((read) => {
     if (read.ok) {
       res.locals.body = read.body;
       return next();
     }
-    const refusal = REFUSALS[read.refusal];
-    res.writeHead(refusal.status, { "content-type": "text/plain; charset=utf-8", connection: "close", ...refusal.headers });
-    res.end(refusal.text);
+    const refusal = (storefront ? STOREFRONT_REFUSALS : REFUSALS)[read.refusal];
+    res.writeHead(refusal.status, { "content-type": refusal.type, connection: "close", ...refusal.headers });
+    res.end(refusal.body);
   }, next);
 }
 
