@@ -1,6 +1,6 @@
 /**
  * The production server (`node build/server/serve.js`) under three floods that need no secret,
- * one after the other, while Shopify (genuine signed webhooks, from another address: 127.0.0.2)
+ * one after the other (after a phase of Shopify alone, for comparison), while Shopify (genuine signed webhooks, from another address: 127.0.0.2)
  * keeps delivering:
  * 1. slow uploads: each declares a 2 MiB body to /webhooks and trickles it in;
  * 2. idle holders: each declares a 2 MiB body to /webhooks and sends nothing, reconnecting a
@@ -207,6 +207,10 @@ async function main() {
     await sleep(2_000); // start-up settles
     const port = Number(new URL(app.url).port);
     const rows: (string | number)[][] = [];
+
+    // Shopify alone first: what recording its deliveries costs (PGlite's heap grows and stays grown).
+    const r0 = await phase(pid, port, () => () => undefined);
+    rows.push(["none (Shopify alone)", mib(r0.before), mib(r0.peak), "-", show(r0.genuine)]);
 
     const slow = new Map<string, number>();
     const r1 = await phase(pid, port, () => {
