@@ -8,10 +8,12 @@ import { logger } from "../logger.server";
  */
 export function routeConsoleThroughLogger(): void {
   const log = () => logger().child({ component: "console" });
+  /* eslint-disable no-console -- replacing console's methods is the point here */
   console.error = (...args: unknown[]) => log().error(format(...args));
   console.warn = (...args: unknown[]) => log().warn(format(...args));
   console.log = (...args: unknown[]) => log().info(format(...args));
   console.info = (...args: unknown[]) => log().info(format(...args));
   console.debug = (...args: unknown[]) => log().debug(format(...args));
   console.trace = (...args: unknown[]) => log().debug(format(...args));
+  /* eslint-enable no-console */
 }
