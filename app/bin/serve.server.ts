@@ -11,8 +11,9 @@ async function main() {
     process.exit(1);
   }
   // Loaded after the configuration is known good: the Remix modules read it as they load.
-  const { CLIENT_DIR, checkStoredSecrets, database, declareProcessRole, logger, markShuttingDown, serverBuild, startHttpServer, startWorker } =
+  const { CLIENT_DIR, checkStoredSecrets, database, declareProcessRole, logger, markShuttingDown, routeConsoleThroughLogger, serverBuild, startHttpServer, startWorker } =
     await import("../server/runtime.server");
+  routeConsoleThroughLogger();
   const log = logger();
   if (cfg.defaultedSecrets.length) {
     log.warn({ defaulted: cfg.defaultedSecrets }, "using development secrets (allowed only with a local SHOPIFY_APP_URL)");

@@ -6,6 +6,7 @@ import { logger } from "../logger.server";
 import { startHealthServer } from "../observability/endpoints.server";
 import { declareProcessRole, markShuttingDown } from "../observability/health.server";
 import { startWorker } from "../pipeline/worker.server";
+import { routeConsoleThroughLogger } from "../server/console.server";
 
 async function main() {
   const cfg = config();
@@ -13,6 +14,7 @@ async function main() {
     console.error("npm run worker needs DATABASE_URL: with embedded PGlite the worker runs inside the app (npm start).");
     process.exit(1);
   }
+  routeConsoleThroughLogger();
   declareProcessRole({ workerExpected: true });
   const db = database();
   await db.migrate();

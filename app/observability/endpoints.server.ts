@@ -37,7 +37,7 @@ export function answerHealthRequest(req: IncomingMessage, res: ServerResponse): 
 
 /**
  * With METRICS_TOKEN set, /metrics needs it as a bearer token; without it, only a direct
- * connection from this machine (no proxy header) may read it: the slowest shops' domains are in it.
+ * connection from this machine (no proxy header at all) may read it: the slowest shops' domains are in it.
  */
 function metricsAllowed(req: IncomingMessage): boolean {
   const token = config().metricsToken;
@@ -48,8 +48,14 @@ function metricsAllowed(req: IncomingMessage): boolean {
   }
   const from = req.socket.remoteAddress ?? "";
   const loopback = from === "::1" || from.startsWith("127.") || from.startsWith("::ffff:127.");
-  return loopback && req.headers["x-forwarded-for"] === undefined && req.headers.forwarded === undefined;
+  return loopback && !Object.keys(req.headers).some((name) => PROXY_HEADER.test(name));
 }
+
+/**
+ * Headers a proxy adds (X-Forwarded-*, X-Real-IP, Forwarded, Via, the CDNs' client-address
+ * headers): a loopback connection carrying any of them was relayed, from anywhere.
+ */
+const PROXY_HEADER = /^(x-forwarded|forwarded|via$|x-real-ip$|x-client-ip$|client-ip$|true-client-ip$|x-cluster-client-ip$|cf-connecting-ip$|fastly-client-ip$|x-original-forwarded-for$|x-envoy-external-address$)/;
 
 function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": type, "cache-control": "no-store", "content-length": Buffer.byteLength(body), ...headers });

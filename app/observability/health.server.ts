@@ -1,6 +1,7 @@
 import { database } from "../db.server";
 import { pendingMigrations } from "../db/migrate.server";
 import { messageOf } from "../errors";
+import { logger } from "../logger.server";
 
 /**
  * Liveness and readiness of this process, for a load balancer or an orchestrator:
@@ -54,7 +55,10 @@ export async function readiness(): Promise<Readiness> {
     const pending = await withTimeout(pendingMigrations(sql), DATABASE_CHECK_TIMEOUT_MS);
     if (pending.length) checks.migrations = `${pending.length} pending: ${pending.join(", ")}`;
   } catch (error) {
-    checks.database = `unreachable: ${messageOf(error)}`;
+    // The answer is public (a load balancer's probe): the reason, which names the database's host
+    // and port, goes to the log only.
+    logger().warn({ err: messageOf(error) }, "readiness: the database did not answer");
+    checks.database = "unreachable";
     checks.migrations = "unknown";
   }
   const ready =

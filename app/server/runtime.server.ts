@@ -21,4 +21,5 @@ export { pruneOldRows } from "../pipeline/retention.server";
 export { connectShop } from "../shops/connection.server";
 export { checkStoredSecrets } from "../shops/key-rotation.server";
 export { startHttpServer, type RunningHttpServer } from "./http.server";
+export { routeConsoleThroughLogger } from "./console.server";
 export { declareProcessRole, markShuttingDown, workerStarted, workerStopped } from "../observability/health.server";

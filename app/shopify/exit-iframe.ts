@@ -1,14 +1,14 @@
-import { z } from "zod";
-
-const SHOP = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
 const SHOPIFY_ADMIN = "https://admin.shopify.com";
 
 /**
  * Where /auth/exit-iframe may send the browser: the app's own pages (the library's own use, a
- * relative /auth?shop=…), the Shopify admin, or the `shop` query parameter's own admin. Anything
- * else (https://evil.example.com, javascript:…) would make the app an open redirect.
+ * relative /auth?shop=…), Shopify's admin (its origin exactly), or the admin of the shop the
+ * request is authenticated for (`authenticatedShop`, from a verified session token). A `shop`
+ * query parameter proves nothing: anyone can own a store and its myshopify domain, so it would make
+ * the app an open redirect to a page its owner controls, as would https://evil.example.com or
+ * javascript:….
  */
-export function exitIframeAllowed(requestUrl: string, appUrl: string): boolean {
+export function exitIframeAllowed(requestUrl: string, appUrl: string, authenticatedShop: string | null): boolean {
   const url = new URL(requestUrl);
   const raw = url.searchParams.getAll("exitIframe");
   if (raw.length !== 1) return false;
@@ -18,8 +18,8 @@ export function exitIframeAllowed(requestUrl: string, appUrl: string): boolean {
   } catch {
     return false;
   }
+  if (target.protocol !== "https:" && target.protocol !== "http:") return false;
   if (target.origin === new URL(appUrl).origin) return true;
   if (target.origin === SHOPIFY_ADMIN) return true;
-  const shop = z.string().regex(SHOP).safeParse(url.searchParams.get("shop"));
-  return shop.success && target.origin === `https://${shop.data}`;
+  return authenticatedShop !== null && target.origin === `https://${authenticatedShop}`;
 }

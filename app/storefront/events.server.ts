@@ -16,13 +16,15 @@ import { hitRateLimits, type LimitedBy } from "./rate-limit.server";
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const money = z.number().finite().min(0).max(1e12);
+// Web pages only: z.url() alone accepts any scheme (javascript:, data:), which the service would show as a link.
+const webUrl = () => z.url({ protocol: /^https?$/ });
 
 const productSchema = z.strictObject({
   id: text(100),
   variantId: text(100).optional(),
   title: text(500).optional(),
-  url: z.url().max(2048).optional(),
-  imageUrl: z.url().max(2048).optional(),
+  url: webUrl().max(2048).optional(),
+  imageUrl: webUrl().max(2048).optional(),
   price: money.optional(),
   currency: z.string().regex(/^[A-Za-z]{3}$/).optional(),
   sku: text(255).optional(),
@@ -37,8 +39,8 @@ const lineSchema = z.strictObject({
   quantity: z.number().int().min(1).max(10_000),
   price: money.optional(),
   sku: text(255).optional(),
-  url: z.url().max(2048).optional(),
-  imageUrl: z.url().max(2048).optional(),
+  url: webUrl().max(2048).optional(),
+  imageUrl: webUrl().max(2048).optional(),
 });
 
 const cartSchema = z.strictObject({
@@ -51,11 +53,11 @@ const cartSchema = z.strictObject({
 
 /** What the web pixel posts. The visitor's email is never taken from here (see identityOf). */
 export const storefrontEventSchema = z.discriminatedUnion("event", [
-  z.strictObject({ event: z.literal("product_viewed"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), product: productSchema }),
-  z.strictObject({ event: z.literal("product_added_to_cart"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
-  z.strictObject({ event: z.literal("product_removed_from_cart"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
-  z.strictObject({ event: z.literal("cart_viewed"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
-  z.strictObject({ event: z.literal("checkout_started"), visitorId: text(200).optional(), url: z.url().max(2048).optional(), cart: cartSchema }),
+  z.strictObject({ event: z.literal("product_viewed"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), product: productSchema }),
+  z.strictObject({ event: z.literal("product_added_to_cart"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), cart: cartSchema }),
+  z.strictObject({ event: z.literal("product_removed_from_cart"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), cart: cartSchema }),
+  z.strictObject({ event: z.literal("cart_viewed"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), cart: cartSchema }),
+  z.strictObject({ event: z.literal("checkout_started"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), cart: cartSchema }),
 ]);
 export type StorefrontEvent = z.infer<typeof storefrontEventSchema>;
 

@@ -315,6 +315,12 @@ export const orderPayload = z
     total_discounts: nul(money),
     total_line_items_price: nul(money),
     total_shipping_price_set: nul(moneySet),
+    // The order as it stands after edits and refunds (order edits change these, not total_price).
+    current_total_price: nul(money),
+    current_subtotal_price: nul(money),
+    current_total_tax: nul(money),
+    current_total_discounts: nul(money),
+    current_shipping_price_set: nul(moneySet),
     current_total_additional_fees_set: nul(moneySet),
     original_total_additional_fees_set: nul(moneySet),
     shipping_lines: arr(shippingLine),
@@ -375,6 +381,7 @@ const transaction = z.looseObject({
   status: nul(z.string()),
   amount: nul(money),
   currency: nul(currencyCode),
+  test: nul(z.boolean()),
 });
 
 export const refundPayload = z

@@ -79,6 +79,8 @@ export function demoStream(options: { customers: number; seed?: number; startAt?
   for (const p of products.slice(0, 4)) push("products/update", { ...p, updated_at: at(), tags: "sale, featured" });
 
   const customerBase = fixture("customers/create");
+  // Ordered and still ordered (no edit): Shopify's sample line says current_quantity 1.
+  const quantities = (n: number) => ({ quantity: n, current_quantity: n });
   const orderBase = fixture("orders/create");
   const checkoutBase = fixture("checkouts/create");
   let orderSeq = 0;
@@ -134,7 +136,7 @@ export function demoStream(options: { customers: number; seed?: number; startAt?
       const lines = Array.from({ length: rnd.int(1, 3) }, (_, l) => {
         const p = rnd.pick(products);
         const base = (orderBase.line_items as Json[])[0];
-        return { ...base, id: bigId(200_000 + orderSeq * 10 + l), admin_graphql_api_id: gid("LineItem", bigId(200_000 + orderSeq * 10 + l)), product_id: p.id, variant_id: (p.variants as Json[])[0].id, title: p.title, name: p.title, sku: (p.variants as Json[])[0].sku, price: p.price, quantity: rnd.int(1, 3), total_discount: "0.00", discount_allocations: [], tax_lines: [] };
+        return { ...base, id: bigId(200_000 + orderSeq * 10 + l), admin_graphql_api_id: gid("LineItem", bigId(200_000 + orderSeq * 10 + l)), product_id: p.id, variant_id: (p.variants as Json[])[0].id, title: p.title, name: p.title, sku: (p.variants as Json[])[0].sku, price: p.price, ...quantities(rnd.int(1, 3)), total_discount: "0.00", discount_allocations: [], tax_lines: [] };
       });
       const total = lines.reduce((s, l) => s + Math.round(Number(l.price) * 100) * Number(l.quantity), 0);
       const checkoutToken = `demo-checkout-${orderSeq}`;
@@ -161,6 +163,9 @@ export function demoStream(options: { customers: number; seed?: number; startAt?
         checkout_token: checkoutToken,
         cart_token: `demo-cart-${orderSeq}`,
         refunds: [],
+        // Shopify's order samples are test orders, dated 2022: these are real ones, placed now.
+        test: false,
+        processed_at: at(0),
         created_at: at(0),
         updated_at: at(),
         ...over,

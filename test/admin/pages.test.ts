@@ -328,7 +328,7 @@ describe("health, problems and activity over the real pipeline", () => {
 
   it("activity finds an order by its name", async () => {
     const order = JSON.parse(fixture("orders/create")) as Record<string, unknown>;
-    Object.assign(order, { id: 880001, admin_graphql_api_id: "gid://shopify/Order/880001", name: "#4242", email: "ord@example.com", updated_at: new Date().toISOString() });
+    Object.assign(order, { id: 880001, admin_graphql_api_id: "gid://shopify/Order/880001", name: "#4242", email: "ord@example.com", test: false, updated_at: new Date().toISOString() });
     await h.send({ topic: "orders/create", shop: A, body: order });
     await h.settle();
     const { entries } = await routeData<{ entries: { orderName: string | null; customer: string | null }[] }>(

@@ -53,15 +53,15 @@ const EXPECTED_OPS: Record<string, string[]> = {
   "customers_email_marketing_consent/update": [],
   "fulfillments/create": [],
   "fulfillments/update": [],
-  "orders/cancelled": ["order/updated"],
-  "orders/create": ["order/created"],
+  // Shopify's order samples are test orders (`test: true`): nothing is sent (REAL_ORDER_OPS below).
+  "orders/cancelled": [],
+  "orders/create": [],
   "orders/delete": [],
   "orders/edited": [],
-  // First seen through paid/fulfilled (they can overtake orders/create): announced as created.
-  "orders/fulfilled": ["order/created"],
-  "orders/paid": ["order/created"],
-  "orders/partially_fulfilled": ["order/created"],
-  "orders/updated": ["order/updated"],
+  "orders/fulfilled": [],
+  "orders/paid": [],
+  "orders/partially_fulfilled": [],
+  "orders/updated": [],
   "products/create": ["product/created"],
   "products/delete": ["product/deleted"],
   "products/update": ["product/updated"],
@@ -83,7 +83,26 @@ const EXPECTED_OPS: Record<string, string[]> = {
   "subscription_contracts/update": ["subscription/updated", "customer/updated"],
 };
 
+/** The same order samples as real orders (`test: false`). */
+const REAL_ORDER_OPS: Record<string, string[]> = {
+  "orders/cancelled": ["order/updated"],
+  "orders/create": ["order/created"],
+  // First seen through paid/fulfilled (they can overtake orders/create): announced as created.
+  "orders/fulfilled": ["order/created"],
+  "orders/paid": ["order/created"],
+  "orders/partially_fulfilled": ["order/created"],
+  "orders/updated": ["order/updated"],
+};
+const realOrder = (topic: string) => Object.assign(fixture(topic), { test: false });
+
 describe("every fixture, no prior state, default settings", () => {
+  for (const [topic, expected] of Object.entries(REAL_ORDER_OPS)) {
+    it(`${topic} as a real order → ${JSON.stringify(expected)}; as Shopify's test sample → skipped as a test order`, () => {
+      expect(ops(run(topic, realOrder(topic)))).toEqual(expected);
+      expect(run(topic, fixture(topic)).skipped).toBe("test order");
+    });
+  }
+
   it("covers every fixture file", () => {
     expect(listFixtures().map((f) => f.topic).sort()).toEqual(Object.keys(EXPECTED_OPS).sort());
   });
@@ -130,7 +149,7 @@ describe("golden values", () => {
   });
 
   it("orders/create: totals, addresses, gateway, public id, url", () => {
-    const plan = run("orders/create", fixture("orders/create"));
+    const plan = run("orders/create", realOrder("orders/create"));
     expect(plan.objectKey).toBe("order:820982911946154508");
     expect(plan.objectUpdatedAt).toBe("2022-01-01T00:00:00.000Z");
     const body = eventOf(plan, "order", "created");
@@ -139,9 +158,10 @@ describe("golden values", () => {
       id: "820982911946154508",
       publicId: "#9999",
       currency: "USD",
-      total: 404.95,
-      shipping: 10,
-      discounts: 20,
+      // Shopify's current_* totals (the order as it stands); this sample's differ from its total_price.
+      total: 414.95,
+      shipping: 0,
+      discounts: 0,
       taxes: 0,
       status: "cancelled",
       url: "https://jsmith.myshopify.com/548380009/orders/123456abcd/authenticate?key=abcdefg",

@@ -82,10 +82,27 @@ describe("a customer without an email", () => {
     const plan = run("customers/update", customerWith({ state: "subscribed" }, { email: null, tags: "vip, eu" }));
     expect(ops(plan)).toEqual(["customer/updated"]);
     expect(plan.skipped).toBe("no person upsert: no usable email");
-    expect(plan.nextState).toEqual(noContact({ email: null, tags: ["vip", "eu"] }));
+    // The name is remembered too, for the upsert that creates the contact once an email exists.
+    expect(plan.nextState).toEqual({ ...noContact({ email: null, tags: ["vip", "eu"] }), profile: { firstName: "Bob", lastName: "Biller" } });
     const consent = run("customers_email_marketing_consent/update", { ...fixture("customers_email_marketing_consent/update"), email_address: null });
     expect(consent.calls).toEqual([]);
     expect(consent.skipped).toBe("no person upsert: non-subscribers are not pushed as contacts");
+  });
+});
+
+describe("a contact created by a topic without names", () => {
+  it("carries the name and phone an earlier customer topic gave; an existing contact gets only what a topic says", () => {
+    const created = run("customers/create", customerWith({ state: "not_subscribed" }, { phone: "+15550142" }));
+    expect(created.skipped).toMatch(/non-subscribers/);
+    const subscribed = { ...fixture("customers_email_marketing_consent/update"), email_marketing_consent: { state: "subscribed", opt_in_level: "single_opt_in", consent_updated_at: "2026-04-02T10:00:00Z" } };
+    const consent = run("customers_email_marketing_consent/update", subscribed, makeCtx({ prior: created.nextState }));
+    expect(upsertOf(consent).customFields).toEqual({ firstName: "Bob", lastName: "Biller", phoneNumber: "+15550142", referenceId: "706405506930370000" });
+    const tags = run("customer.tags_added", { ...fixture("customer.tags_added"), customerId: "706405506930370000" }, makeCtx({ prior: consent.nextState }));
+    expect(upsertOf(tags).customFields).toEqual({ referenceId: "706405506930370000" });
+    // A blank name in a later payload is unknown: nothing is blanked out, the name is kept.
+    const blank = run("customers/update", customerWith({ state: "subscribed" }, { first_name: "", last_name: null, updated_at: "2026-04-03T10:00:00Z" }), makeCtx({ prior: tags.nextState }));
+    expect(upsertOf(blank).customFields).not.toHaveProperty("firstName");
+    expect(blank.nextState).toMatchObject({ profile: { firstName: "Bob", lastName: "Biller", phone: "+15550142" } });
   });
 });
 

@@ -237,17 +237,18 @@ describe("the order body", () => {
   });
 
   it("Shopify's sample order: its status page, addresses, gateway, shipping and shop currency", () => {
-    const order = fixture("orders/create");
+    const order = Object.assign(fixture("orders/create"), { test: false });
     const body = eventOf(run("orders/create", { ...order, cancelled_at: null, financial_status: "paid" }), "order", "created");
     expect(body).toMatchObject({
       email: "jon@example.com",
       id: "820982911946154508",
       publicId: "#9999",
       currency: "USD",
-      total: 404.95,
-      discounts: 20,
+      // Shopify's current_* totals (the order as it stands); this sample's differ from its total_price.
+      total: 414.95,
+      discounts: 0,
       taxes: 0,
-      shipping: 10,
+      shipping: 0,
       status: "paid",
       url: order.order_status_url,
       payment_gateway: "visa",
@@ -334,5 +335,25 @@ describe("orders/edited", () => {
     expect(run("orders/edited", edit(), makeCtx({ prior: nobody }))).toMatchObject({ calls: [], nextState: nobody, skipped: "order never synced: no person to attach the edit to" });
     const deleted = known({ deleted: true });
     expect(run("orders/edited", edit(), makeCtx({ prior: deleted }))).toMatchObject({ calls: [], nextState: deleted, skipped: "order was deleted", objectUpdatedAt: null });
+  });
+});
+
+describe("an order after an edit", () => {
+  it("sends current quantities, the line's discounts and taxes of what is left, and Shopify's current totals", () => {
+    const edited = orderBody({
+      line_items: [
+        orderLine(1, "10.00", 4, { current_quantity: 1, discount_allocations: [{ amount: "4.00" }], tax_lines: [{ price: "2.00" }] }),
+        orderLine(2, "5.00", 1, { current_quantity: 0 }),
+      ],
+      total_price: "43.00",
+      current_total_price: "9.50",
+      total_discounts: "4.00",
+      current_total_discounts: "1.00",
+      total_tax: "2.00",
+      current_total_tax: "0.50",
+    });
+    const body = eventOf(run("orders/create", edited), "order", "created");
+    expect(body.products).toEqual([expect.objectContaining({ id: "5001", quantity: 1, total: 9, discounts: 1, taxes: 0.5 })]);
+    expect(body).toMatchObject({ total: 9.5, discounts: 1, taxes: 0.5 });
   });
 });

@@ -228,3 +228,17 @@ describe("a refund paid back in the buyer's currency (EUR shop, GBP buyer)", () 
     expect(properties).toMatchObject({ amount: 0, currency: "EUR" });
   });
 });
+
+describe("a refund of a test order", () => {
+  it("sends nothing, whether the order is known as a test order or only the refund's transactions say so", () => {
+    const known = run("refunds/create", sample(), makeCtx({ prior: order({ test: true }) }));
+    expect(known.calls).toEqual([]);
+    expect(known.skipped).toBe("test order");
+    expect(known.nextState).toMatchObject({ refundIds: [expect.any(String)] });
+    const byGateway = run("refunds/create", sample({ transactions: [tx("10.00", "USD", { test: true })] }), makeCtx({ prior: order() }));
+    expect(byGateway.calls).toEqual([]);
+    expect(byGateway.skipped).toBe("test order");
+    // A real refund of the same order is sent.
+    expect(run("refunds/create", sample({ transactions: [tx("10.00", "USD", { test: false })] }), makeCtx({ prior: order() })).calls).toHaveLength(2);
+  });
+});

@@ -138,7 +138,7 @@ describe("a contract webhook", () => {
   it("tells the custom event the contract, its status and its billing interval", () => {
     const plan = run("subscription_contracts/pause", contract({ status: "paused" }), makeCtx({ settings: { source: "web-shop" } }));
     expect(customEvents(plan)).toEqual([
-      { referenceId: "1", source: "web-shop", eventName: "subscription_paused", properties: { subscription_id: "7103183873", status: "paused", plan_interval: "week", plan_interval_count: 4 } },
+      { referenceId: "1", source: "web-shop", eventName: "subscription_paused", properties: { subscription_id: "7103183873", status: "paused", plan_interval: "week", plan_interval_count: 4, occurred_at: expect.any(String) } },
     ]);
   });
 

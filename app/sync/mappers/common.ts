@@ -53,6 +53,11 @@ export const customerSyncStateSchema = z.object({
   tags: z.array(z.string()),
   consent: consentMemorySchema,
   deleted: z.boolean(),
+  /**
+   * Name and phone as Shopify last told them (customers/create|update, the Admin API): the upsert that
+   * creates the contact carries them whichever topic it comes from (a consent or tags topic has none).
+   */
+  profile: z.object({ firstName: z.string(), lastName: z.string(), phone: z.string() }).partial().optional(),
   /** The store account as customers/enable|disable last told (absent: never told). */
   account: z.enum(["enabled", "disabled"]).optional(),
   /**
@@ -82,6 +87,8 @@ export const orderSyncStateSchema = z.object({
   /** order/created was sent — never twice, whichever topic arrived first. */
   created: z.boolean().default(false),
   deleted: z.boolean(),
+  /** Shopify's `test: true`: nothing of this order (nor of its refunds) is sent. */
+  test: z.boolean().optional(),
 });
 
 export const productSyncStateSchema = z.object({
@@ -365,15 +372,27 @@ export interface MappedLines {
   totalQuantity: number;
 }
 
+/**
+ * What the buyer still gets: an order edit (or a refund) lowers `current_quantity`, never `quantity`.
+ * The line's discounts and taxes are Shopify's for the ordered quantity, so they shrink in proportion.
+ */
 function orderLineMinor(li: OrderLineItem, currency: string | undefined) {
-  const quantity = li.quantity ?? 0;
+  const ordered = li.quantity ?? 0;
+  const quantity = li.current_quantity !== null && li.current_quantity >= 0 ? li.current_quantity : ordered;
+  const share = (minor: bigint) => (quantity < ordered ? (minor * BigInt(quantity)) / BigInt(ordered) : minor);
   const gross = li.price !== null ? multiplyMinor(li.price, quantity, currency) : null;
   // discount_allocations is the current field; total_discount the legacy one.
   const allocations = li.discount_allocations.map((d) => d.amount);
-  const discounts =
-    allocations.length > 0 ? sumMinor(allocations, currency) : li.total_discount !== null ? toMinor(li.total_discount, currency) : 0n;
-  const taxes = li.tax_lines.length > 0 ? sumMinor(li.tax_lines.map((t) => t.price), currency) : null;
+  const discounts = share(
+    allocations.length > 0 ? sumMinor(allocations, currency) : li.total_discount !== null ? toMinor(li.total_discount, currency) : 0n,
+  );
+  const taxes = li.tax_lines.length > 0 ? share(sumMinor(li.tax_lines.map((t) => t.price), currency)) : null;
   return { quantity, gross, discounts, taxes, net: gross !== null ? gross - discounts : null };
+}
+
+/** A line an order edit removed (current_quantity 0) is no longer sold. */
+export function isRemovedLine(li: OrderLineItem): boolean {
+  return li.current_quantity === 0;
 }
 
 /** Order/refund line item: total = price × quantity − discounts (exact). */
@@ -398,11 +417,12 @@ export function mapOrderLine(li: OrderLineItem, currency: string | undefined, in
 export function mapOrderLines(items: readonly OrderLineItem[], currency: string | undefined, storefrontUrl?: string): MappedLines {
   let totalMinor = 0n;
   let totalQuantity = 0;
-  const products = items.map((li, i) => {
+  const products = items.flatMap((li, i) => {
+    if (isRemovedLine(li)) return [];
     const m = orderLineMinor(li, currency);
     if (m.net !== null) totalMinor += m.net;
     totalQuantity += m.quantity;
-    return mapOrderLine(li, currency, i, storefrontUrl);
+    return [mapOrderLine(li, currency, i, storefrontUrl)];
   });
   return { products, totalMinor, totalQuantity };
 }

@@ -119,7 +119,14 @@ function planPerson(
   const base = prior ?? freshState(email);
   const known = tagsAfter(base.tags, tags);
   const knownSegments = tagsAfter(base.segmentTags ?? [], segments);
-  const remembered = { tags: known, ...(segments ? { segmentTags: knownSegments } : {}) };
+  // A blank or missing field is unknown, never a reason to forget (or blank out) what was known.
+  const given = compact({ firstName: profile.firstName, lastName: profile.lastName, phone: profile.phone });
+  const knownProfile = { ...base.profile, ...given };
+  const remembered = {
+    tags: known,
+    ...(segments ? { segmentTags: knownSegments } : {}),
+    ...(Object.keys(knownProfile).length > 0 ? { profile: knownProfile } : {}),
+  };
   const decision = decideConsent(consentInput(consent), prior?.consent, ctx.settings);
   if (decision.upsert === false) {
     return {
@@ -134,6 +141,8 @@ function planPerson(
     return { decision, calls: [], next: { ...base, ...remembered }, note: "no person upsert: no usable email" };
   }
   const creating = !base.consent.contact || decision.recreate;
+  // The contact is created with all that is known; an existing one gets only what this topic says.
+  const sent = creating ? knownProfile : given;
   const shopifyTags = tagsField(base.tags, known, tags, creating);
   // Stryker disable next-line LogicalOperator,ArrayDeclaration: segments change by add or remove, never by a whole list ("set"), the one case that reads the known tags
   const segmentTags = tagsField(base.segmentTags ?? [], knownSegments, segments, creating);
@@ -141,9 +150,9 @@ function planPerson(
     ...(decision.recreate ? { email } : upsertIdentity(prior, email)),
     source: ctx.settings.source,
     customFields: compact({
-      firstName: profile.firstName,
-      lastName: profile.lastName,
-      phoneNumber: profile.phone,
+      firstName: sent.firstName,
+      lastName: sent.lastName,
+      phoneNumber: sent.phone,
       referenceId: customerId,
     }),
     tags: shopifyTags || segmentTags ? { ...shopifyTags, ...segmentTags } : undefined,
@@ -288,7 +297,9 @@ export function mapCustomerAccount(change: "enabled" | "disabled", c: CustomerPa
     created_at: c.created_at,
     modified_at: c.updated_at,
   }) as UserEvent;
-  const nextState: CustomerSyncState = { ...(prior ?? freshState(email)), account: change };
+  const base = prior ?? freshState(email);
+  const profile = { ...base.profile, ...compact({ firstName: c.first_name, lastName: c.last_name, phone: c.phone }) };
+  const nextState: CustomerSyncState = { ...base, account: change, ...(Object.keys(profile).length > 0 ? { profile } : {}) };
   return { objectKey, objectUpdatedAt: null, calls: [eventCall("user", action, body)], nextState };
 }
 

@@ -28,6 +28,12 @@ export function orderObjectKey(orderId: string): string {
   return `order:${orderId}`;
 }
 
+/**
+ * Shopify's `test: true` orders (test gateway, Bogus gateway) are not sent at all: an order event
+ * starts purchase automations, and a test purchase is nobody's. Their refunds and edits neither.
+ */
+export const TEST_ORDER = "test order";
+
 export type OrderTopicAction = "create" | "updated" | "paid" | "fulfilled" | "cancelled";
 
 function emptyOrderState(): OrderSyncState {
@@ -91,7 +97,7 @@ function completedTokens(o: OrderPayload): string[] {
 }
 
 function shippingMinor(o: OrderPayload, currency: string | undefined): bigint | null {
-  const set = o.total_shipping_price_set?.shop_money?.amount;
+  const set = o.current_shipping_price_set?.shop_money?.amount ?? o.total_shipping_price_set?.shop_money?.amount;
   if (set) return sumMinor([set], currency);
   const lines = o.shipping_lines.filter((l) => !l.is_removed);
   if (lines.length === 0) return null;
@@ -103,17 +109,19 @@ export function orderEventFields(o: OrderPayload, ctx: SyncContext) {
   const currency = currencyOf(o.currency, ctx.currency);
   const lines = mapOrderLines(o.line_items, currency, ctx.storefrontUrl);
   const shipping = shippingMinor(o, currency);
+  const total = o.current_total_price ?? o.total_price;
   const fees = o.current_total_additional_fees_set?.shop_money?.amount ?? o.original_total_additional_fees_set?.shop_money?.amount;
   return compact({
     id: o.id,
     publicId: o.name ?? (o.order_number !== null ? String(o.order_number) : null),
     products: lines.products,
     currency,
-    // total_price is the order total after discounts, with shipping and taxes; fall back to Σ lines.
-    total: o.total_price !== null ? amount(o.total_price, currency) : fromMinor(lines.totalMinor, currency),
+    // The order as it stands after edits (current_*), else as placed: the total after discounts,
+    // with shipping and taxes; fall back to Σ lines.
+    total: total !== null ? amount(total, currency) : fromMinor(lines.totalMinor, currency),
     shipping: shipping !== null ? fromMinor(shipping, currency) : undefined,
-    discounts: amount(o.total_discounts, currency),
-    taxes: amount(o.total_tax, currency),
+    discounts: amount(o.current_total_discounts ?? o.total_discounts, currency),
+    taxes: amount(o.current_total_tax ?? o.total_tax, currency),
     fees: amount(fees, currency),
     status: orderStatus(o),
     url: o.order_status_url,
@@ -132,6 +140,10 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
   const abandonment = tokens.length > 0 ? { abandonment: { action: "cancel" as const, keys: tokens } } : {};
   if (prior?.deleted) {
     return { objectKey, objectUpdatedAt: o.updated_at, calls: [], nextState: prior, skipped: "order was deleted", ...abandonment };
+  }
+  if (o.test === true || prior?.test) {
+    const nextState = { ...(prior ?? emptyOrderState()), ...orderIdentity(o, prior), test: true };
+    return { objectKey, objectUpdatedAt: o.updated_at, calls: [], nextState, skipped: TEST_ORDER, ...abandonment };
   }
 
   const { email, customerId } = orderIdentity(o, prior);
@@ -182,10 +194,14 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
   // the first of them to arrive announces the order, and the late orders/create adds nothing.
   const announces = !base.created && (topic === "create" || (prior === null && (topic === "paid" || topic === "fulfilled")));
   if (announces) {
-    calls.push(eventCall("order", "created", { ...body, occurred_at: o.created_at ?? o.processed_at ?? ctx.now.toISOString() }));
+    // processed_at is the order's date in Shopify (an imported order's original date); created_at when the app made it.
+    calls.push(eventCall("order", "created", { ...body, occurred_at: o.processed_at ?? o.created_at ?? ctx.now.toISOString() }));
   } else {
     // An update that changes nothing we send is dropped by the pipeline's content hash.
-    const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : o.updated_at;
+    // The first the service hears of an order (a history import, the reconcile sweep, an order
+    // placed before the install) is the order itself: dated when it was placed, not last touched.
+    const placed = prior === null ? (o.processed_at ?? o.created_at) : null;
+    const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : (placed ?? o.updated_at);
     const status = topic === "cancelled" ? "cancelled" : body.status;
     calls.push(eventCall("order", "updated", { ...body, status, occurred_at: at ?? ctx.now.toISOString() }));
   }
@@ -209,6 +225,7 @@ export function mapOrderDelete(orderId: string, ctx: SyncContext): SyncPlan {
   const objectKey = orderObjectKey(orderId);
   const nextState: OrderSyncState = { ...(prior ?? emptyOrderState()), deleted: true };
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "already deleted" };
+  if (prior?.test) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: TEST_ORDER };
   const ref = personRef(prior?.email ?? null, prior?.customerId ?? null);
   if (!ref) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "order never synced: no person to attach the deletion to" };
   const body: OrderEvent = { ...ref, source: ctx.settings.source, id: orderId, occurred_at: ctx.now.toISOString() };
@@ -224,6 +241,7 @@ export function mapOrderEdited(p: OrderEditedPayload, ctx: SyncContext): SyncPla
   const prior = priorOf(ctx.prior, "order");
   const objectKey = orderObjectKey(edit.order_id);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "order was deleted" };
+  if (prior?.test) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: TEST_ORDER };
   const ref = personRef(prior?.email ?? null, prior?.customerId ?? null);
   if (!prior || !ref) {
     return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "order never synced: no person to attach the edit to" };

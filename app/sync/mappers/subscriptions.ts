@@ -284,6 +284,7 @@ export function mapSubscription(topic: string, s: SubscriptionContractPayload, c
         status,
         plan_interval: nextState.interval,
         plan_interval_count: nextState.intervalCount,
+        occurred_at: at,
       }),
     );
   }
