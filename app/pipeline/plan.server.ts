@@ -47,15 +47,20 @@ interface QueuedCall {
 }
 
 /**
- * A privacy request is planned only once every delivery of its shop received before it is done:
- * a redaction planned beside (or while another worker plans) the customer's earlier webhooks would
- * run before their calls, object state and timers are written, and leave them behind. Compliance
- * topics are rare, so the check costs the other deliveries nothing (the OR stops at the topic).
+ * A privacy request is planned once the deliveries of its shop received before it are out of the
+ * way: a redaction planned beside (or while another worker plans) the customer's earlier webhooks
+ * would run before their calls, object state and timers are written, and leave them behind. So it
+ * waits for those being planned (running) and for those due and never tried, which the next passes
+ * plan. It does not wait for a delivery that was tried and waits for a retry (Shopify cannot give
+ * an object, a consent check): that can take hours, and Shopify gives an app 30 days to act on a
+ * redaction; the redaction deletes such a delivery when it names the customer (app/compliance).
+ * Compliance topics are rare, so the check costs the other deliveries nothing (the OR stops at the topic).
  */
 const COMPLIANCE_WAITS_FOR_EARLIER = `q.topic <> ALL(ARRAY[${topicsWithRole("compliance").map((t) => `'${t}'`).join(", ")}]::text[])
   OR NOT EXISTS (SELECT 1 FROM "WebhookDelivery" e
-                  WHERE e.status IN ('${DELIVERY_STATUS.queued}', '${DELIVERY_STATUS.running}') AND e.shop = q.shop
-                    AND (e."receivedAt", e.id) < (q."receivedAt", q.id))`;
+                  WHERE e.shop = q.shop AND (e."receivedAt", e.id) < (q."receivedAt", q.id)
+                    AND (e.status = '${DELIVERY_STATUS.running}'
+                         OR (e.status = '${DELIVERY_STATUS.queued}' AND e.attempts = 0 AND e."runAt" <= now())))`;
 
 /**
  * Turns recorded deliveries into service calls: claim a batch, prepare each delivery (parse, plan),
