@@ -1,6 +1,7 @@
-import { prisma } from "../db.server";
+import { database, prisma } from "../db.server";
 import { counterHistory, syncHealth, type HistoryPoint, type SyncHealth } from "../pipeline/counters.server";
-import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_OUTCOME } from "../pipeline/status";
+import { PIPELINE_POLICY } from "../pipeline/policy";
+import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS } from "../pipeline/status";
 import { importProblemText } from "./history-words";
 import { historyView, type HistoryView } from "./history.server";
 import { pauseText } from "./plain-words";
@@ -31,21 +32,33 @@ export interface HealthView {
    * page shows under that name (totals.dead also counts replayed and discarded ones: the chart's history).
    */
   openDead: number;
+  /**
+   * Store changes that were tried and wait for a retry before anything can be sent (Shopify cannot
+   * give an object yet, a consent check waits for Shopify): how many, since when, and the oldest's reason.
+   */
+  waiting: WaitingChanges;
   /** the latest history import, as the Connection page shows it */
   importRun: HistoryView | null;
   lastDeliveredAt: string | null;
   history: { day: HistoryPoint[]; month: HistoryPoint[] };
 }
 
-/** A queue older than this makes the sync "degraded". */
+/** A queue older than this makes the sync "degraded"; so does a store change waiting this long. */
 export const LAG_DEGRADED_MS = 15 * 60_000;
+
+export interface WaitingChanges {
+  count: number;
+  oldestAt: string | null;
+  /** the oldest one's reason, as the worker recorded it after "waiting: " */
+  reason: string | null;
+}
 
 /**
  * The health page: counters per kind, stale deliveries (older versions than what was applied),
  * lag, queue depth, the 24 h / 30 d history and one banner saying whether all is well and why.
  */
 export async function healthView(domain: string, now = new Date()): Promise<HealthView> {
-  const [shop, rows, staleByKind, deadByKind, day, month, importRun] = await Promise.all([
+  const [shop, rows, staleByKind, deadByKind, day, month, importRun, waiting] = await Promise.all([
     describeShop(domain),
     syncHealth(domain),
     staleCounts(domain),
@@ -53,6 +66,7 @@ export async function healthView(domain: string, now = new Date()): Promise<Heal
     counterHistory(domain, "24h", now),
     counterHistory(domain, "30d", now),
     historyView(domain),
+    waitingChanges(domain),
   ]);
   const kinds = rows.map((r) => ({
     ...r,
@@ -75,13 +89,28 @@ export async function healthView(domain: string, now = new Date()): Promise<Heal
   const lastDeliveredAt = kinds.map((k) => k.lastDeliveredAt).filter((d): d is string => Boolean(d)).sort().at(-1) ?? null;
   const openDead = [...deadByKind.values()].reduce((n, c) => n + c, 0);
   const unusable = await countUnprocessed(domain, new Date(now.getTime() - UNUSABLE_WINDOW_MS));
-  return { shop, banner: banner(shop, { openDead, lagMs, unusable, importRun }), kinds, totals, lagMs, openDead, importRun, lastDeliveredAt, history: { day, month } };
+  const waitedMs = waiting.oldestAt ? now.getTime() - new Date(waiting.oldestAt).getTime() : 0;
+  return {
+    shop,
+    banner: banner(shop, { openDead, lagMs, unusable, importRun, waiting, waitedMs }),
+    kinds,
+    totals,
+    lagMs,
+    openDead,
+    waiting,
+    importRun,
+    lastDeliveredAt,
+    history: { day, month },
+  };
 }
 
 /** Changes that could not be used (Problems page) are mentioned on the health banner for this long. */
 export const UNUSABLE_WINDOW_MS = 24 * 60 * 60_000;
 
-function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusable: number; importRun: HistoryView | null }): HealthBanner {
+function banner(
+  shop: ShopSummary,
+  s: { openDead: number; lagMs: number; unusable: number; importRun: HistoryView | null; waiting: WaitingChanges; waitedMs: number },
+): HealthBanner {
   if (shop.state === "paused") {
     return {
       status: "paused",
@@ -119,6 +148,16 @@ function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusabl
       fix: "No action is needed: waiting changes are retried automatically for 24 hours.",
     };
   }
+  if (s.waiting.count > 0 && s.waitedMs > LAG_DEGRADED_MS) {
+    const n = s.waiting.count;
+    const hours = Math.round(PIPELINE_POLICY.lookupDeadlineMs / 3_600_000);
+    return {
+      status: "degraded",
+      title: "Some changes are waiting",
+      reason: `${n} store ${n === 1 ? "change is" : "changes are"} waiting before anything can be sent, the oldest for ${Math.round(s.waitedMs / 60_000)} minutes: ${s.waiting.reason ?? "the reason was not recorded"}.`,
+      fix: `No action is needed yet: they are retried automatically. After ${hours} hours a change still waiting is listed on Problems with its reason.`,
+    };
+  }
   if (s.unusable > 0) {
     // Nothing to replay and nothing the merchant can fix: said, not alarmed about.
     return {
@@ -129,6 +168,22 @@ function banner(shop: ShopSummary, s: { openDead: number; lagMs: number; unusabl
     };
   }
   return { status: "healthy", title: "Sync is healthy", reason: "Changes from your store are reaching your marketing account.", fix: null };
+}
+
+/** Deliveries tried and back in the queue for a retry (attempts > 0): nothing of them is sent yet. */
+async function waitingChanges(shop: string): Promise<WaitingChanges> {
+  const [row] = await database().sql.query<{ count: number; oldestAt: Date | string | null; reason: string | null }>(
+    `SELECT count(*)::int AS count, min("receivedAt") AT TIME ZONE 'UTC' AS "oldestAt",
+            (array_agg("outcomeDetail" ORDER BY "receivedAt", id))[1] AS reason
+       FROM "WebhookDelivery" WHERE shop = $1 AND status = '${DELIVERY_STATUS.queued}' AND attempts > 0`,
+    [shop],
+  );
+  return {
+    count: row?.count ?? 0,
+    oldestAt: row?.oldestAt ? new Date(row.oldestAt).toISOString() : null,
+    // The worker records the reason as "waiting: <reason>" (app/backfill/lookup.server.ts, app/compliance/consent-origin.server.ts).
+    reason: row?.reason?.replace(/^waiting:\s*/, "").trim() || null,
+  };
 }
 
 /** Calls that could not be delivered and are still on the Problems page, per object kind. */

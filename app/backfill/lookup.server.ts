@@ -347,10 +347,11 @@ async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePo
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }
 
+/** Past the look-up deadline the change could not be used: recorded invalid, so Problems lists it with its reason. */
 async function giveUp(workerId: string, d: ClaimedDelivery, objectKey: string, reason: string): Promise<void> {
   await database()
     .sql.query(
-      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = '${DELIVERY_OUTCOME.ignored}', "outcomeDetail" = $3, "objectKey" = $4, "finishedAt" = now(),
+      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = '${DELIVERY_OUTCOME.invalid}', "outcomeDetail" = $3, "objectKey" = $4, "finishedAt" = now(),
          "lockedBy" = NULL, "lockedUntil" = NULL
        WHERE id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`,
       [d.id, workerId, reason, objectKey],

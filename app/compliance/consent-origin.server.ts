@@ -90,7 +90,8 @@ export async function confirmConsentOrigin(workerId: string, batch: Item[], poli
     const reason = `the consent of ${p.objectKey} could not be confirmed with Shopify: ${messageOf(verdict.failed)}`;
     if (Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs) {
       logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(verdict.failed) }, "consent origin check failed for good");
-      await finish(workerId, p.delivery, p.objectKey!, `gave up: ${reason}; not applied unconfirmed`);
+      // Past the deadline it could not be used: listed on Problems with its reason.
+      await finish(workerId, p.delivery, p.objectKey!, `gave up: ${reason}; not applied unconfirmed`, DELIVERY_OUTCOME.invalid);
     } else {
       logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(verdict.failed) }, "consent origin check failed; will retry");
       await sendBack(workerId, p.delivery, policy, reason);
@@ -133,12 +134,18 @@ async function alreadySubscribed(keys: { shop: string; key: string }[]): Promise
 
 const HELD = `id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`;
 
-async function finish(workerId: string, d: ClaimedDelivery, objectKey: string, reason: string): Promise<void> {
+async function finish(
+  workerId: string,
+  d: ClaimedDelivery,
+  objectKey: string,
+  reason: string,
+  outcome: typeof DELIVERY_OUTCOME.ignored | typeof DELIVERY_OUTCOME.invalid = DELIVERY_OUTCOME.ignored,
+): Promise<void> {
   await database()
     .sql.query(
-      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = '${DELIVERY_OUTCOME.ignored}', "outcomeDetail" = $3, "objectKey" = $4,
+      `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.done}', outcome = $5, "outcomeDetail" = $3, "objectKey" = $4,
          "finishedAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${HELD}`,
-      [d.id, workerId, reason, objectKey],
+      [d.id, workerId, reason, objectKey, outcome],
     )
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not record a delivery; its lease will expire"));
 }

@@ -204,7 +204,16 @@ export default function SyncHealth() {
               tone="success"
               help={`For ${formatNumber(totals.received)} store ${totals.received === 1 ? "change" : "changes"}: one store change can send several updates.`}
             />
-            <Stat label="Waiting to send" value={formatNumber(totals.queued)} />
+            <Stat
+              label="Waiting to send"
+              value={formatNumber(totals.queued)}
+              tone={view.waiting.count ? "caution" : undefined}
+              help={
+                view.waiting.count
+                  ? `And ${formatNumber(view.waiting.count)} store ${view.waiting.count === 1 ? "change waits" : "changes wait"} before anything can be sent: ${view.waiting.reason ?? "no reason recorded"}.`
+                  : undefined
+              }
+            />
             <Stat label="Current lag" value={formatDuration(view.lagMs)} />
             {/* What is still on the Problems page: replayed or discarded ones are no longer counted. */}
             <Stat

@@ -138,13 +138,24 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
     const waiting = await until("the refund to wait", async () => (await deliveriesOf(shop)).find((d) => d.status === "queued" && d.outcomeDetail?.startsWith("waiting:")));
     expect(waiting.outcomeDetail).toContain("Shopify has no order 424242");
     await h.stopWorkers();
+    // The home page names the waiting change and why; past 15 minutes it no longer says "healthy".
+    const { healthView } = await import("~/admin/health.server");
+    const soon = await healthView(shop);
+    expect(soon.waiting).toMatchObject({ count: 1, reason: expect.stringContaining("Shopify has no order 424242") });
+    expect(soon.banner.status).toBe("healthy");
+    const later = await healthView(shop, new Date(Date.now() + 20 * 60_000));
+    expect(later.banner).toMatchObject({ status: "degraded", title: "Some changes are waiting" });
+    expect(later.banner.reason).toMatch(/^1 store change is waiting before anything can be sent, the oldest for 2\d minutes: order 424242 could not be fetched from Shopify/);
 
-    // Past the deadline (6 hours by default): recorded, with the reason, and nothing sent.
+    // Past the deadline (6 hours by default): recorded, with the reason, nothing sent, and on Problems.
     h.startWorkers(1, { ...FAST_POLICY, lookupDeadlineMs: 0 });
     const done = await until("the refund to be recorded", async () => (await deliveriesOf(shop)).find((d) => d.id === waiting.id && d.status === "done"));
-    expect(done.outcome).toBe("ignored");
+    expect(done.outcome).toBe("invalid");
     expect(done.outcomeDetail).toMatch(/^gave up: order 424242 could not be fetched from Shopify: Shopify has no order 424242/);
     expect(refunds()).toEqual([]);
+    const { listUnprocessed } = await import("~/admin/problems.server");
+    expect((await listUnprocessed(shop)).items.map((i) => i.reason)).toEqual([done.outcomeDetail]);
+    expect((await healthView(shop, new Date(Date.now() + 20 * 60_000))).waiting.count).toBe(0);
   });
   it("a refund for a never-seen order with 120 line items fetches them all: the order reaches the service with its 120 products", async () => {
     const shop = newShop("lookup");
