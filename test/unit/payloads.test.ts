@@ -557,7 +557,7 @@ describe("refunds", () => {
         line_item: null,
       },
     ]);
-    expect(r.transactions).toStrictEqual([{ id: null, kind: null, status: null, amount: "86", currency: "GBP" }]);
+    expect(r.transactions).toStrictEqual([{ id: null, kind: null, status: null, test: null, amount: "86", currency: "GBP" }]);
     expect(r.refund_shipping_lines).toStrictEqual([{ subtotal_amount_set: { shop_money: { amount: "5", currency_code: "EUR" }, presentment_money: null }, tax_amount_set: null }]);
     expect(r.order_adjustments).toStrictEqual([{ amount: "-2.5", tax_amount: "0", amount_set: null, tax_amount_set: null, kind: "shipping_refund" }]);
   });
