@@ -203,6 +203,7 @@ Marketing Sync demo is running. Press Ctrl+C to stop.
   App secret (signs webhooks)           ${DEV_SECRETS.SHOPIFY_API_SECRET}
   Marketing service emulator            ${emulator.url}   (API key ${emulator.apiKey})
   Recorded service requests             ${emulator.url}/__emulator/requests
+  Recorded Shopify Admin requests       ${admin.url}/__requests   (?operation=<name>)
 
 Send a webhook by hand:
   body='{"id":1,"email":"you@example.com","updated_at":"2026-11-22T10:00:00Z","email_marketing_consent":{"state":"subscribed"}}'
