@@ -101,7 +101,8 @@ async function main() {
   installDatabase(db);
   await db.migrate();
   const http = await startHttpServer({ build: app.serverBuild, clientDir: app.CLIENT_DIR, port: appPort, host: "127.0.0.1" });
-  const worker = startWorker();
+  // Unsubscribes at the service reach the fake Admin within 2 minutes (15 by default).
+  const worker = startWorker({ policy: { consentReturnEveryMs: 2 * 60_000 } });
   console.log(`app ${appUrl} · service emulator ${emulator.url} · fake Shopify Admin ${admin.url}`);
 
   // Install: the merchant opens the app in the admin; the app exchanges the session token.
