@@ -206,6 +206,10 @@ Marketing Sync demo is running. Press Ctrl+C to stop.
   Recorded service requests             ${emulator.url}/__emulator/requests
   Recorded Shopify Admin requests       ${admin.url}/__requests   (?operation=<name>)
 
+Unsubscribe a contact at the service; within 2 minutes Shopify gets ReturnEmailConsent:
+  curl -s -XPOST ${emulator.url}/__emulator/people/status -d '{"email":"<email of a subscribed customer>","statusDetails":"unsubscribed"}'
+  curl -s '${admin.url}/__requests?operation=ReturnEmailConsent'
+
 Send a webhook by hand:
   body='{"id":1,"email":"you@example.com","updated_at":"2026-11-22T10:00:00Z","email_marketing_consent":{"state":"subscribed"}}'
   hmac=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${DEV_SECRETS.SHOPIFY_API_SECRET}' -binary | base64)
