@@ -69,6 +69,11 @@ export const PIPELINE_POLICY = {
   reconcileOverlapMs: 10 * 60_000,
   /** A sweep whose pages keep failing this long after it started is given up until the next one. */
   reconcileDeadlineMs: 6 * 60 * 60_000,
+  /**
+   * How often each connected shop's unsubscribes and blocks at the service are returned to Shopify
+   * (app/consent-return; the demo: 2 minutes).
+   */
+  consentReturnEveryMs: 15 * 60_000,
   /** Delivered calls and finished deliveries are deleted after this many days. */
   retentionDays: 14,
   pruneEveryMs: 60 * 60_000,

@@ -5,6 +5,7 @@ import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { runBackfillStep } from "../backfill/backfill.server";
 import { runSegmentImportStep } from "../segments/member-import.server";
+import { runConsentReturnStep } from "../consent-return/consent-return.server";
 import { storefrontStep } from "../storefront/tracker.server";
 import { fireDueTimers } from "./abandonment.server";
 import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
@@ -110,6 +111,8 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       fired = await fireDueTimers(id, await yieldToWebhooks(policy));
       imported = await runBackfillStep(id, await yieldToWebhooks(policy));
       imported += await runSegmentImportStep(id, await yieldToWebhooks(policy));
+      // Unsubscribes and blocks at the service back to Shopify (app/consent-return), every consentReturnEveryMs.
+      imported += await runConsentReturnStep(id, await yieldToWebhooks(policy)).catch(failed("consent return"));
       sideWorkFound = fired + imported > 0;
     }
     await storefrontStep(id); // the daily tracker refresh (app/storefront): throttled inside, not counted as queue work

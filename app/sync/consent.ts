@@ -38,6 +38,12 @@ export const consentMemorySchema = z.object({
   contact: z.boolean(),
   /** A double-opt-in-triggering upsert was sent (so the confirmation email went out once). */
   doiRequested: z.boolean(),
+  /**
+   * consentUpdatedAt of the unsubscribe the app itself wrote to Shopify, returning the service's
+   * unsubscribe or block (app/consent-return): Shopify's consent webhook carrying it is the app's
+   * own write coming back, already applied at the service.
+   */
+  returnedAt: z.string().optional(),
 });
 export type ConsentMemory = z.infer<typeof consentMemorySchema>;
 
@@ -142,6 +148,17 @@ export function isStale(input: ConsentInput, memory: ConsentMemory | null | unde
   return incoming <= applied;
 }
 
+/**
+ * Whether an incoming consent is the app's own unsubscribe coming back from Shopify (the same
+ * state and consent time the app wrote): it changes nothing at the service, where it came from.
+ */
+export function isReturnedEcho(input: ConsentInput, memory: ConsentMemory | null | undefined): boolean {
+  if (!memory?.returnedAt || input.state !== "unsubscribed") return false;
+  const incoming = time(input.consentUpdatedAt);
+  // Shopify keeps the time to the second.
+  return incoming !== null && Math.floor(incoming / 1000) === Math.floor((time(memory.returnedAt) ?? NaN) / 1000);
+}
+
 /** Runs the consent machine for one incoming consent object. Pure. */
 export function decideConsent(
   input: ConsentInput,
@@ -231,6 +248,7 @@ export function decideConsent(
     optInLevel: applied ? input.optInLevel : prior.optInLevel,
     contact: prior.contact || upsert !== false,
     doiRequested: prior.doiRequested || requestsDoubleOptIn,
+    ...(prior.returnedAt ? { returnedAt: prior.returnedAt } : {}),
   };
   return { arrow, action, upsert, requestsDoubleOptIn, recreate, next, reason };
 }

@@ -101,7 +101,8 @@ async function main() {
   installDatabase(db);
   await db.migrate();
   const http = await startHttpServer({ build: app.serverBuild, clientDir: app.CLIENT_DIR, port: appPort, host: "127.0.0.1" });
-  const worker = startWorker();
+  // Unsubscribes at the service reach the fake Admin within 2 minutes (15 by default).
+  const worker = startWorker({ policy: { consentReturnEveryMs: 2 * 60_000 } });
   console.log(`app ${appUrl} · service emulator ${emulator.url} · fake Shopify Admin ${admin.url}`);
 
   // Install: the merchant opens the app in the admin; the app exchanges the session token.
@@ -203,6 +204,11 @@ Marketing Sync demo is running. Press Ctrl+C to stop.
   App secret (signs webhooks)           ${DEV_SECRETS.SHOPIFY_API_SECRET}
   Marketing service emulator            ${emulator.url}   (API key ${emulator.apiKey})
   Recorded service requests             ${emulator.url}/__emulator/requests
+  Recorded Shopify Admin requests       ${admin.url}/__requests   (?operation=<name>)
+
+Unsubscribe a contact at the service; within 2 minutes Shopify gets ReturnEmailConsent:
+  curl -s -XPOST ${emulator.url}/__emulator/people/status -d '{"email":"<email of a subscribed customer>","statusDetails":"unsubscribed"}'
+  curl -s '${admin.url}/__requests?operation=ReturnEmailConsent'
 
 Send a webhook by hand:
   body='{"id":1,"email":"you@example.com","updated_at":"2026-11-22T10:00:00Z","email_marketing_consent":{"state":"subscribed"}}'

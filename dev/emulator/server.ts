@@ -92,6 +92,8 @@ export interface Emulator {
   readonly sentEmails: ServiceState["sentEmails"];
   readonly automations: ServiceState["automations"];
   markBlocked(email: string, accountId?: number): void;
+  /** The person follows the unsubscribe link of an email (§3.2: `unsubscribed`; a blocked person stays blocked). */
+  markUnsubscribed(email: string, accountId?: number): void;
   markHardBounced(email: string, accountId?: number): void;
   /** campaign ids as the client got them (with `idBase`, they differ from the records' own) */
   markReviewed(campaignId: CampaignId): void;
@@ -381,6 +383,16 @@ export async function startEmulator(
         return send(res, 200, { faults });
       case "GET /__emulator/state":
         return send(res, 200, summary());
+      case "POST /__emulator/people/status": {
+        // What a recipient or the service does to a person outside the API: unsubscribe link, block.
+        const email = String(body.email ?? "");
+        const accountId = typeof body.accountId === "number" ? body.accountId : undefined;
+        if (!findPerson(email, accountId)) return send(res, 404, { message: "Person not found" });
+        if (body.statusDetails === "unsubscribed") emulator.markUnsubscribed(email, accountId);
+        else if (body.statusDetails === "blocked") emulator.markBlocked(email, accountId);
+        else return send(res, 422, { message: "statusDetails must be unsubscribed or blocked" });
+        return send(res, 200, { data: state.serializePerson(findPerson(email, accountId)!, "full") });
+      }
       case "POST /__emulator/keys/revoke":
         emulator.revokeApiKey(String(body.apiKey ?? ""));
         return send(res, 200, { ok: true });
@@ -464,6 +476,10 @@ export async function startEmulator(
     },
     markBlocked: (email, accountId) => {
       mustPerson(email, accountId).statusDetails = "blocked";
+    },
+    markUnsubscribed: (email, accountId) => {
+      const p = mustPerson(email, accountId);
+      if (p.statusDetails !== "blocked") p.statusDetails = "unsubscribed";
     },
     markHardBounced: (email, accountId) => {
       mustPerson(email, accountId).hardBounced = true;

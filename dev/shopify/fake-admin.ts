@@ -13,6 +13,16 @@ import { forgetSubscriptions, installWebhookSubscriptionResolvers } from "./fake
  * is set (see app/shopify.server.ts, which passes the shop as ?shop=).
  */
 
+/** One GraphQL request as `GET /__requests` lists it (no access token: the list is for support and tests). */
+export interface RecordedAdminRequest {
+  /** When it arrived (ISO). */
+  at: string;
+  shop: string;
+  /** The operation's name (`operationName`, else the document's first named operation, else "anonymous"). */
+  operation: string;
+  variables: Record<string, unknown>;
+}
+
 export interface AdminCall {
   shop: string;
   path: string;
@@ -87,6 +97,8 @@ export interface ExpiringTokenPair {
 export interface FakeAdmin {
   url: string;
   calls: AdminCall[];
+  /** Every GraphQL request received, oldest first (also served at `GET /__requests`). */
+  requests: RecordedAdminRequest[];
   /** The latest offline access token handed out, by shop. */
   tokens: Map<string, string>;
   /** Every access token handed out (non-expiring ones stay valid until an uninstall; expiring ones until `expiresAt`). */
@@ -135,6 +147,7 @@ export async function startFakeAdmin(
 ): Promise<FakeAdmin> {
   const { apiKey, apiSecret } = options;
   const calls: AdminCall[] = [];
+  const requests: RecordedAdminRequest[] = [];
   const tokens = new Map<string, string>();
   const issued = new Set<string>();
   const expiresAt = new Map<string, number>();
@@ -347,6 +360,12 @@ export async function startFakeAdmin(
       }
     }
 
+    // What it received, like the emulator's /__emulator/requests: ?operation= and ?shop= narrow it.
+    if (url.pathname === "/__requests" && req.method === "GET") {
+      const operation = url.searchParams.get("operation");
+      return json(res, 200, { data: requests.filter((r) => (!operation || r.operation === operation) && (!shop || r.shop === shop)) });
+    }
+
     // The App Bridge stub and fresh session tokens are served always (tests drive a browser too).
     if (req.method === "GET") {
       const demo = await demoRoute(url, shop, options.demo?.appUrl, apiKey, apiSecret);
@@ -363,6 +382,8 @@ export async function startFakeAdmin(
       }
       const query = String(body.query ?? "");
       const variables = (body.variables ?? {}) as Record<string, unknown>;
+      const operation = typeof body.operationName === "string" ? body.operationName : (/(?:query|mutation|subscription)\s+(\w+)/.exec(query)?.[1] ?? "anonymous");
+      requests.push({ at: new Date().toISOString(), shop, operation, variables });
       return json(res, 200, graphql(shop, query, variables, typeof body.operationName === "string" ? body.operationName : null));
     }
     return json(res, 404, { errors: "Not Found" });
@@ -377,6 +398,7 @@ export async function startFakeAdmin(
   const admin: FakeAdmin = {
     url: `http://127.0.0.1:${port}`,
     calls,
+    requests,
     tokens,
     issued,
     expiresAt,

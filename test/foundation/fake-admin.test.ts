@@ -150,4 +150,18 @@ describe("the fake Shopify Admin", () => {
     });
     expect(answer.data).toEqual({ bulkOperationRunQuery: { bulkOperation: null, userErrors: [{ field: ["query"], code: "INVALID" }] } });
   });
+
+  it("lists what it received at GET /__requests: operation name, variables and time, narrowed by ?operation=", async () => {
+    const before = new Date().toISOString();
+    await graphql(`query CustomerEmail($id: ID!) { customer(id: $id) { id } }`, { id: "gid://shopify/Customer/77" });
+    const res = await fetch(`${admin.url}/__requests?operation=CustomerEmail&shop=${SHOP}`);
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { at: string; shop: string; operation: string; variables: Record<string, unknown> }[] };
+    const mine = data.filter((r) => r.variables.id === "gid://shopify/Customer/77");
+    expect(mine).toEqual([{ at: expect.any(String), shop: SHOP, operation: "CustomerEmail", variables: { id: "gid://shopify/Customer/77" } }]);
+    expect(mine[0]!.at >= before).toBe(true);
+    expect(data.every((r) => r.operation === "CustomerEmail")).toBe(true);
+    // The access token is never listed.
+    expect(JSON.stringify(await (await fetch(`${admin.url}/__requests`)).json())).not.toContain(token);
+  });
 });

@@ -10,7 +10,7 @@
  */
 import type { CustomerEvent, PersonUpsert, ServiceCall, UserEvent } from "../../services/marketing/schemas";
 import { customerSubscriptions } from "./subscriptions";
-import { decideConsent, emptyConsentMemory, type ConsentDecision, type ConsentInput } from "../consent";
+import { decideConsent, emptyConsentMemory, isReturnedEcho, type ConsentDecision, type ConsentInput } from "../consent";
 import type {
   ConsentUpdatePayload,
   CustomerMergePayload,
@@ -309,6 +309,10 @@ export function mapConsentUpdate(p: ConsentUpdatePayload, ctx: SyncContext): Syn
   const objectKey = customerObjectKey(p.customer_id);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
   const email = cleanEmail(p.email_address) ?? prior?.email ?? null;
+  if (prior && email === prior.email && isReturnedEcho(consentInput(p.email_marketing_consent), prior.consent)) {
+    // The unsubscribe the app wrote to Shopify from the service's own (app/consent-return): no upsert, no loop.
+    return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "the app's own consent write coming back from Shopify: already applied at the service" };
+  }
   const person = planPerson(prior, email, p.customer_id, p.email_marketing_consent, {}, null, ctx);
   return {
     objectKey,
