@@ -5,7 +5,7 @@
  * admin extensions' origin. The pick is Settings' pick: tag, member import, segment webhook
  * subscriptions at the fake Admin, and segment webhooks then tag contacts.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import type { FakeSegment } from "../../dev/shopify/fake-admin";
 import { webhookSubscriptions } from "../../dev/shopify/fake-webhook-subscriptions";
 import { MIRROR_PATH, segmentState, startMirroring } from "../../extensions/segment-sync-tag/src/mirror";
@@ -24,6 +24,46 @@ const segment = (id: number, name: string): FakeSegment => ({
   creationDate: "2026-01-01T00:00:00Z",
   lastEditDate: "2026-01-01T00:00:00Z",
 });
+/** The test's own fetch, kept before the extension's run replaces the global one. */
+const httpFetch = globalThis.fetch.bind(globalThis);
+
+/** Just enough of the DOM for the extension's code: elements, attributes, children, click listeners. */
+class FakeElement {
+  attributes = new Map<string, string>();
+  children: FakeElement[] = [];
+  textContent = "";
+  checked?: boolean;
+  private listeners: (() => unknown)[] = [];
+  constructor(readonly tagName: string) {}
+  setAttribute(name: string, value: string) {
+    this.attributes.set(name, value);
+  }
+  removeAttribute(name: string) {
+    this.attributes.delete(name);
+  }
+  append(...children: FakeElement[]) {
+    this.children.push(...children);
+  }
+  addEventListener(type: string, listener: () => unknown) {
+    if (type === "click") this.listeners.push(listener);
+  }
+  async click() {
+    for (const listener of this.listeners) await listener();
+  }
+  find(predicate: (el: FakeElement) => boolean): FakeElement {
+    const found = this.search(predicate);
+    if (!found) throw new Error(`no such element under ${this.tagName}`);
+    return found;
+  }
+  private search(predicate: (el: FakeElement) => boolean): FakeElement | undefined {
+    for (const child of this.children) {
+      const found = predicate(child) ? child : child.search(predicate);
+      if (found) return found;
+    }
+    return undefined;
+  }
+}
+
 /** Where Shopify runs admin UI extensions: another origin than the app's, so the browser asks CORS. */
 const EXTENSION_ORIGIN = "https://extensions.shopifycdn.com";
 
@@ -46,7 +86,7 @@ describeEachDatabase("the segment action extension (Use segment → Sync as a ta
       headers.set("user-agent", CHROME_UA);
       headers.set("origin", EXTENSION_ORIGIN);
       if (token !== "none") headers.set("authorization", `Bearer ${await tokenFor(shop, token)}`);
-      return fetch(new URL(input, h.app.url), { ...init, headers, redirect: "manual" });
+      return httpFetch(new URL(input, h.app.url), { ...init, headers, redirect: "manual" });
     };
   const subscribed = (shop: string) => webhookSubscriptions(h.app.admin, shop).map((s) => s.topic).sort();
   const picks = (shop: string) => h.app.db.prisma.mirroredSegment.findMany({ where: { shop }, orderBy: { pickedAt: "asc" } });
@@ -78,6 +118,56 @@ describeEachDatabase("the segment action extension (Use segment → Sync as a ta
     const joined = { ...(JSON.parse(fixture("customer.joined_segment")) as object), customer_id: "gid://shopify/Customer/7701", segment_id: gid(71) };
     await h.deliver({ topic: "customer.joined_segment", shop, body: joined });
     expect(h.emulator.person(email)?.tags).toEqual(["shopify-segment:VIP gold"]);
+  });
+
+  it("the extension's own code in the modal: ticked and saved, the segment is mirrored and its tag shown; opened again, it shows the tag", async () => {
+    const shop = newShop("segment-action-ui");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(78, "Loyal")];
+    const { default: run } = await import("../../extensions/segment-sync-tag/src/ActionExtension");
+    const close = vi.fn();
+    const open = async () => {
+      const body = new FakeElement("body");
+      vi.stubGlobal("document", { body, createElement: (tag: string) => new FakeElement(tag) });
+      vi.stubGlobal("shopify", { extension: { target: "admin.customer-segment-details.action.render" }, data: { selected: [{ id: gid(78) }] }, close });
+      vi.stubGlobal("fetch", extensionFetch(shop));
+      await run();
+      const action = body.find((el) => el.tagName === "s-admin-action");
+      return {
+        action,
+        text: () => action.find((el) => el.tagName === "s-paragraph").textContent,
+        choice: action.find((el) => el.tagName === "s-checkbox"),
+        save: action.find((el) => el.attributes.get("slot") === "primary-action"),
+        cancel: action.find((el) => el.attributes.get("slot") === "secondary-actions"),
+      };
+    };
+    try {
+      const modal = await open();
+      expect(modal.action.attributes.has("loading")).toBe(false);
+      expect(modal.text()).toContain("Its customers get a tag");
+      expect(modal.choice.attributes.has("checked")).toBe(false);
+      // Save without the tick changes nothing and closes.
+      await modal.save.click();
+      expect(close).toHaveBeenCalledTimes(1);
+      expect(await picks(shop)).toEqual([]);
+
+      modal.choice.checked = true;
+      await modal.save.click();
+      expect(await picks(shop)).toMatchObject([{ segmentId: gid(78), tag: "shopify-segment:Loyal" }]);
+      expect(subscribed(shop)).toEqual(["CUSTOMER_JOINED_SEGMENT", "CUSTOMER_LEFT_SEGMENT"]);
+      expect(modal.text()).toContain("“shopify-segment:Loyal”");
+      expect(modal.save.attributes.has("disabled")).toBe(true);
+      expect(modal.cancel.textContent).toBe("Close");
+
+      const again = await open();
+      expect(again.text()).toContain("“shopify-segment:Loyal”");
+      expect(again.choice.attributes.has("checked")).toBe(true);
+      expect(again.save.attributes.has("disabled")).toBe(true);
+      await again.cancel.click();
+      expect(close).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it("answers the browser's CORS preflight and puts CORS headers on its answers, refusals included", async () => {
