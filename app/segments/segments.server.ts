@@ -9,6 +9,9 @@
  * leaves the tags contacts already have (removing them would fire the service's "tag removed"
  * automations for reasons the customer had nothing to do with).
  *
+ * The segment action extension (extensions/segment-sync-tag, Shopify's "Use segment" modal) picks
+ * one segment the same way (`mirrorSegment`, through app/routes/api.segments.mirror.tsx).
+ *
  * Shopify sends the two segment topics only to subscriptions made through the Admin API: every save
  * subscribes the shop to them while a segment is picked and removes them when none is
  * (webhook-subscriptions.server.ts).
@@ -171,19 +174,27 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
     const unknown = newIds.find((id) => !listed.has(id));
     if (unknown) return { ok: false, error: `Segment ${unknown} is not one of your store's segments.` };
   }
-  const taken = new Set(ids.data.filter((id) => before.has(id)).map((id) => before.get(id)!.tag));
-  const added = newIds.map((id) => {
-    const segment = listed.get(id)!;
-    let tag = segmentTag(segment.name);
-    if (taken.has(tag)) tag = `${tag} (${gidNumber(id) ?? id})`;
-    taken.add(tag);
-    return { shop, segmentId: id, name: segment.name, tag };
-  });
   const dropped = [...before.keys()].filter((id) => !ids.data.includes(id));
+  return applyPicks(admin, shop, newIds.map((id) => listed.get(id)!), dropped, ids.data.filter((id) => before.has(id)).map((id) => before.get(id)!.tag));
+}
+
+/**
+ * Adds `added` to the shop's picks and removes `dropped`, then reconciles the segment webhook
+ * subscriptions: the one way a pick is made, from Settings or from the segment action extension.
+ * `taken`: the tags of the picks that stay.
+ */
+async function applyPicks(admin: SegmentsAdmin, shop: string, added: ShopSegment[], dropped: string[], taken: string[]): Promise<SaveSegmentsResult> {
+  const tags = new Set(taken);
+  const rows = added.map((segment) => {
+    let tag = segmentTag(segment.name);
+    if (tags.has(tag)) tag = `${tag} (${gidNumber(segment.id) ?? segment.id})`;
+    tags.add(tag);
+    return { shop, segmentId: segment.id, name: segment.name, tag };
+  });
   // Each step is idempotent: a save cut short is completed by saving again.
   if (dropped.length) await prisma().mirroredSegment.deleteMany({ where: { shop, segmentId: { in: dropped } } });
-  if (added.length) await prisma().mirroredSegment.createMany({ data: added, skipDuplicates: true });
-  logger().info({ shop, added: added.length, dropped: dropped.length }, "mirrored segments saved");
+  if (rows.length) await prisma().mirroredSegment.createMany({ data: rows, skipDuplicates: true });
+  logger().info({ shop, added: rows.length, dropped: dropped.length }, "mirrored segments saved");
   const picked = await mirroredSegments(shop);
   try {
     const change = await syncSegmentSubscriptions(admin, picked.length > 0);
@@ -195,11 +206,59 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
   return { ok: true, picked };
 }
 
-const retrySchema = z.string().trim().regex(/^gid:\/\/shopify\/Segment\/\d+$/, { error: "Not a Shopify segment id." });
+/** A Shopify customer segment id, as the Admin API and the admin's extensions give it. */
+export const segmentIdSchema = z.string().trim().regex(/^gid:\/\/shopify\/Segment\/\d+$/, { error: "Not a Shopify segment id." });
+
+// One segment by id (1 point): the extension names any segment of the store, also past the
+// 1,000 that Settings lists.
+const SEGMENT_QUERY = `#graphql
+  query ShopSegment($id: ID!) {
+    segment(id: $id) { id name }
+  }`;
+
+const segmentAnswer = z.object({ data: z.object({ segment: z.object({ id: z.string(), name: z.string() }).nullable() }) });
+
+export type MirrorSegmentResult =
+  | { ok: true; segment: MirroredSegmentRow; added: boolean }
+  | { ok: false; reason: "unknown_segment" | "shopify_unavailable"; error: string };
+
+/**
+ * Starts mirroring one segment (the segment action extension's "Sync as a tag"), keeping the
+ * shop's other picks: a segment already picked keeps its tag; a new one is picked as Settings
+ * picks it (tag, member import, webhook subscriptions).
+ */
+export async function mirrorSegment(admin: SegmentsAdmin, shop: string, segmentId: string): Promise<MirrorSegmentResult> {
+  const before = await mirroredSegments(shop);
+  const existing = before.find((r) => r.segmentId === segmentId);
+  let added: ShopSegment[] = [];
+  if (!existing) {
+    let found: ShopSegment | null;
+    try {
+      const response = await admin.graphql(SEGMENT_QUERY, { variables: { id: segmentId }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      found = segmentAnswer.parse(await response.json()).data.segment;
+    } catch (error) {
+      logger().warn({ shop, err: messageOf(error) }, "could not read the segment from Shopify");
+      return { ok: false, reason: "shopify_unavailable", error: "Shopify did not answer with this segment. Try again." };
+    }
+    if (!found) return { ok: false, reason: "unknown_segment", error: `Segment ${segmentId} is not one of your store's segments.` };
+    added = [found];
+  }
+  // An existing pick is saved again too: the subscriptions are put back if Shopify dropped them.
+  const saved = await applyPicks(admin, shop, added, [], before.map((r) => r.tag));
+  if (!saved.ok) return { ok: false, reason: "shopify_unavailable", error: saved.error };
+  const segment = saved.picked.find((r) => r.segmentId === segmentId);
+  if (!segment) return { ok: false, reason: "shopify_unavailable", error: "The segment was not saved. Try again." };
+  return { ok: true, segment, added: !existing };
+}
+
+/** One segment's pick, or null (the extension shows whether its segment is mirrored). */
+export async function mirroredSegment(shop: string, segmentId: string): Promise<MirroredSegmentRow | null> {
+  return (await mirroredSegments(shop)).find((r) => r.segmentId === segmentId) ?? null;
+}
 
 /** Settings' "Try again" on a failed member import (form value `segment`). */
 export async function retryMemberImport(shop: string, form: FormData): Promise<SaveSegmentsResult> {
-  const id = retrySchema.safeParse(String(form.get("segment") ?? ""));
+  const id = segmentIdSchema.safeParse(String(form.get("segment") ?? ""));
   if (!id.success) return { ok: false, error: id.error.issues[0]?.message ?? "Invalid segment." };
   if (!(await retrySegmentImport(shop, id.data))) return { ok: false, error: "That segment has no failed import to try again." };
   logger().info({ shop, segment: id.data }, "segment member import retried");

@@ -231,6 +231,16 @@ export async function startFakeAdmin(
     },
   });
 
+  // QueryRoot.segment(id:): the store's segment, or null for an id it does not have (Shopify's
+  // answer for a well-formed id of no segment; the field is nullable).
+  resolvers.push({
+    match: "segment(id:",
+    resolver: (_q, _v, domain) => {
+      const shop = shops.get(domain) ?? addShop({ domain });
+      return { segment: (args: { id?: string | null }) => shop.segments.find((seg) => seg.id === args.id) ?? null };
+    },
+  });
+
   // QueryRoot.customerSegmentMembers(segmentId:): a connection with totalCount; one of first/last is
   // required (Shopify refuses a query without either). A segment without a members list has none.
   resolvers.push({
