@@ -254,13 +254,25 @@ async function pushRow(row: Row): Promise<void> {
   }
 }
 
+// One push per campaign at a time in this process: a newer state never overtakes an older one on
+// its way to Shopify (the next push of a row changed meanwhile waits for the one in flight).
+const inFlight = new Map<string, Promise<void>>();
+
 /** Pushes one campaign's pending activity now, whatever its backoff (the merchant just acted). */
-export async function pushCampaignActivity(shop: string, campaignId: string): Promise<void> {
-  try {
-    for (const row of await claim({ shop, campaignId })) await pushRow(row);
-  } catch (error) {
-    logger().warn({ shop, campaign: campaignId, err: messageOf(error) }, "campaign activity push failed");
-  }
+export function pushCampaignActivity(shop: string, campaignId: string): Promise<void> {
+  const key = `${shop}\n${campaignId}`;
+  const run = (inFlight.get(key) ?? Promise.resolve()).then(async () => {
+    try {
+      for (const row of await claim({ shop, campaignId })) await pushRow(row);
+    } catch (error) {
+      logger().warn({ shop, campaign: campaignId, err: messageOf(error) }, "campaign activity push failed");
+    }
+  });
+  inFlight.set(key, run);
+  void run.finally(() => {
+    if (inFlight.get(key) === run) inFlight.delete(key);
+  });
+  return run;
 }
 
 /** The due pending activities of every installed shop (retries). Returns how many were pushed. */

@@ -127,6 +127,24 @@ describeEachDatabase("campaigns as Shopify marketing activities", (database) => 
     await expect.poll(() => activityOf(id)?.status).toBe("ACTIVE");
   });
 
+  it("a shop that has not accepted write_marketing_events yet: the send goes out, the activity waits and is recorded once the scope is granted", async () => {
+    const id = await readyDraft("Before the new scope");
+    const granted = h.app.admin.shops.get(shop)!.scopes.split(",");
+    h.app.admin.grantScopes(shop, granted.filter((s) => s !== "write_marketing_events"));
+    try {
+      expect(await act(`/app/campaigns/${id}`, { intent: "send" })).toMatchObject({ ok: true });
+      const row = () => h.app.db.prisma.campaignActivity.findUnique({ where: { shop_campaignId: { shop, campaignId: String(id) } } });
+      await expect.poll(async () => (await row())?.attempts).toBe(1);
+      expect((await row())?.lastError).toMatch(/Access denied.*write_marketing_events/);
+      expect(activityOf(id)).toBeUndefined();
+    } finally {
+      h.app.admin.grantScopes(shop, granted);
+    }
+    await h.app.db.prisma.campaignActivity.update({ where: { shop_campaignId: { shop, campaignId: String(id) } }, data: { runAt: new Date(Date.now() - 1000) } });
+    await pushDueCampaignActivities();
+    expect(activityOf(id)).toMatchObject({ status: "ACTIVE", title: "Before the new scope" });
+  });
+
   it("moving a scheduled campaign back to draft deletes its activity", async () => {
     const id = await readyDraft("Not yet");
     expect(await act(`/app/campaigns/${id}`, { intent: "schedule", zone: "UTC", scheduledAt: "2030-02-01T10:00" })).toMatchObject({ ok: true });
