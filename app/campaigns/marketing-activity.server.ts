@@ -282,13 +282,22 @@ export async function pushDueCampaignActivities(): Promise<number> {
   return rows.length;
 }
 
+// Where the last read of campaigns under way stopped: each step reads the next BATCH, round the
+// table, so every campaign is read in turn however many there are.
+let underWayCursor: { shop: string; campaignId: string } | null = null;
+
 /** Campaigns still under way, read again at the service: sent, failed or paused meanwhile. */
 export async function refreshCampaignsUnderWay(): Promise<number> {
-  const rows = await prisma().campaignActivity.findMany({
-    where: { serviceStatus: { in: UNDER_WAY }, status: { not: DELETED } },
-    orderBy: { syncedAt: "asc" },
-    take: BATCH,
-  });
+  const where = { serviceStatus: { in: UNDER_WAY }, status: { not: DELETED } };
+  const after = underWayCursor
+    ? { OR: [{ shop: { gt: underWayCursor.shop } }, { shop: underWayCursor.shop, campaignId: { gt: underWayCursor.campaignId } }] }
+    : {};
+  const page = (extra: object) =>
+    prisma().campaignActivity.findMany({ where: { ...where, ...extra }, orderBy: [{ shop: "asc" }, { campaignId: "asc" }], take: BATCH });
+  let rows = await page(after);
+  if (!rows.length && underWayCursor) rows = await page({});
+  const last = rows.at(-1);
+  underWayCursor = last ? { shop: last.shop, campaignId: last.campaignId } : null;
   let read = 0;
   for (const row of rows) {
     const access = await serviceAccess(row.shop);
