@@ -20,7 +20,7 @@ export const DEV_SECRETS = {
 } as const;
 
 const DEFAULT_SCOPES =
-  "write_customers,read_orders,read_all_orders,read_products,read_customer_events,write_pixels,read_own_subscription_contracts,read_customer_merge,write_app_proxy,read_themes";
+  "write_customers,read_orders,read_all_orders,read_products,read_customer_events,write_pixels,read_own_subscription_contracts,read_customer_merge,write_app_proxy,read_themes,write_marketing_events";
 
 const booleanFlag = z
   .enum(["1", "0", "true", "false", "yes", "no", "on", "off"])

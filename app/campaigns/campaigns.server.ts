@@ -10,6 +10,7 @@ import { fieldErrors } from "../admin/forms";
 import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/errors";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
+import { activityView, forgetCampaign, noteCampaign, noteCampaigns } from "./marketing-activity.server";
 import { LOCAL_DATETIME_RE, formatInZone, isValidZone, localToIso, scheduleReadings, scheduleText, serviceRounded } from "./schedule";
 
 const PER_PAGE = 20;
@@ -126,6 +127,8 @@ export async function campaignsPage(shop: string, params: URLSearchParams, zone:
       sort: query.sort,
       order: query.order ?? (query.sort === "name" ? "asc" : "desc"),
     });
+    // The state refresh of campaigns recorded in Shopify's Marketing section (pushed without waiting).
+    await noteCampaigns(shop, result.data, access.baseUrl);
     return { service: null, query, campaigns: result.data.map((c) => toView(c, access.baseUrl, zone)), page: pageInfo(result.meta), problem: null };
   } catch (error) {
     return { service: null, query, campaigns: [], page: null, problem: describeLoadError(error, access.baseUrl, "Your campaigns") };
@@ -157,7 +160,9 @@ export async function campaignPage(shop: string, rawId: string | undefined, zone
   if (noService(access)) return { notFound: false as const, service: noServiceView(access), campaign: null, zone, problem: null };
   try {
     const [campaign, reach] = await Promise.all([access.client.campaigns.get(id.data), confirmedCount(access.client)]);
-    return { notFound: false as const, service: null, campaign: toView(campaign, access.baseUrl, zone), zone, problem: null, reach };
+    await noteCampaign(shop, campaign, access.baseUrl);
+    const activity = await activityView(shop, campaign);
+    return { notFound: false as const, service: null, campaign: toView(campaign, access.baseUrl, zone), zone, problem: null, reach, activity };
   } catch (error) {
     if (isMarketingServiceError(error) && error.kind === "campaign_not_found") return { notFound: true as const };
     return { notFound: false as const, service: null, campaign: null, zone, problem: describeLoadError(error, access.baseUrl, "This campaign") };
@@ -417,7 +422,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
     if (!d.success) return formProblem(a.intent, d.error);
     details = d.data;
   }
-  return withService(shop, a.intent, async ({ client }) => {
+  return withService(shop, a.intent, async ({ client, baseUrl }) => {
     const done = (toast: string, goTo?: string): CampaignActionResult => ({ ok: true, intent: a.intent, toast, goTo, at: Date.now() });
     switch (a.intent) {
       case "update": {
@@ -441,6 +446,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
       }
       case "delete":
         await client.campaigns.delete(id.data);
+        await forgetCampaign(shop, id.data);
         return done("Campaign deleted", "/app/campaigns?status=all");
       case "test-send": {
         const sent = await client.campaigns.testSend(id.data, a.recipients);
@@ -456,12 +462,14 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
         const notReady = await readyToSend(client, id.data, "schedule", details);
         if (notReady) return notReady;
         const c = await client.campaigns.schedule(id.data, { scheduledAt: iso, ...(a.force ? { force: true } : {}) });
+        await noteCampaign(shop, c, baseUrl, { create: true });
         return done(c.scheduledAt ? `Scheduled: goes out ${scheduleText(c.scheduledAt, zone)}` : "Scheduled");
       }
       case "send": {
         const notReady = await readyToSend(client, id.data, "send", details);
         if (notReady) return notReady;
-        await client.campaigns.send(id.data, a.force ? { force: true } : {});
+        const c = await client.campaigns.send(id.data, a.force ? { force: true } : {});
+        await noteCampaign(shop, c, baseUrl, { create: true });
         return done("Sending to your whole confirmed list");
       }
       case "unschedule": {
@@ -482,6 +490,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
             message: `A draft copy was made (“${copy.name}”), but the scheduled campaign could not be deleted and will still go out. Delete it on this page, or try again.`,
           });
         }
+        await forgetCampaign(shop, id.data);
         return done(`Moved back to draft as a copy: pick a new time or send it when ready`, `/app/campaigns/${copy.id}`);
       }
     }

@@ -309,6 +309,7 @@ export const SHOP_TABLES = [
   ["ReconcileState", "shop"],
   ["ErasedReference", "shop"],
   ["MirroredSegment", "shop"],
+  ["CampaignActivity", "shop"],
   ["Shop", "domain"],
 ] as const;
 

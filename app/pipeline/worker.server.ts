@@ -7,6 +7,7 @@ import { runBackfillStep } from "../backfill/backfill.server";
 import { runSegmentImportStep } from "../segments/member-import.server";
 import { runConsentReturnStep } from "../consent-return/consent-return.server";
 import { storefrontStep } from "../storefront/tracker.server";
+import { campaignActivityStep } from "../campaigns/marketing-activity.server";
 import { fireDueTimers } from "./abandonment.server";
 import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
 import { DeliveryLane } from "./deliver.server";
@@ -116,6 +117,7 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       sideWorkFound = fired + imported > 0;
     }
     await storefrontStep(id); // the daily tracker refresh (app/storefront): throttled inside, not counted as queue work
+    await campaignActivityStep(); // campaigns in Shopify's Marketing section: retries and states, throttled inside
     changedSinceAnalyze += planned + delivered;
     const pglite = database().kind === "pglite";
     // PGlite has no autovacuum: statistics every analyzeEveryMs, and sooner when the queues changed

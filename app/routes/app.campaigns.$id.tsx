@@ -183,7 +183,23 @@ function CampaignScreen() {
               </List.Item>
             )}
             {c.sentAt && <List.Item>Sent {formatWhen(c.sentAt, zone)}</List.Item>}
+            {data.activity?.state && (
+              <List.Item>
+                <span data-shopify-activity>
+                  {data.activity.state === "recorded" ? "Shown in Shopify's Marketing section" : "Being added to Shopify's Marketing section (retried until Shopify has it)"}
+                </span>
+              </List.Item>
+            )}
           </List>
+          {data.activity && (
+            // The service offers no way to set the campaign's links (spec §4.2), so the merchant adds the UTM parameters.
+            <Text as="p" variant="bodySm" tone="subdued">
+              <span data-utm>
+                So that Shopify credits visits and orders to this campaign, end each link to your store in the email with ?{data.activity.utmQuery} (or &amp;… after an existing
+                query).
+              </span>
+            </Text>
+          )}
         </SectionCard>
 
         <SectionCard title="Details">

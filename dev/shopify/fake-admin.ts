@@ -6,6 +6,7 @@ import { jwtVerify } from "jose";
 import { actualCost, answer, CostBuckets, prepare, throttledBody, type ThrottleStatus } from "./fake-graphql";
 import { installStorefrontResolvers } from "./fake-storefront";
 import { forgetSubscriptions, installWebhookSubscriptionResolvers } from "./fake-webhook-subscriptions";
+import { installMarketingActivityResolvers } from "./fake-marketing-activities";
 
 /**
  * A small fake of the Shopify Admin API for tests and the demo: OAuth token exchange and
@@ -443,6 +444,7 @@ export async function startFakeAdmin(
   };
   installStorefrontResolvers(admin);
   installWebhookSubscriptionResolvers(admin);
+  installMarketingActivityResolvers(admin, (body) => new GraphqlReply(body));
   // The granted scopes (after the storefront's currentAppInstallation { id }: the last match answers).
   admin.onGraphql("accessScopes", (_q, _v, domain) => ({
     currentAppInstallation: { accessScopes: (shops.get(domain)?.scopes.split(",").filter(Boolean) ?? []).map((handle) => ({ handle })) },

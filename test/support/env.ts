@@ -18,7 +18,7 @@ export function applyTestEnv(extra: Record<string, string> = {}): void {
     SHOPIFY_API_SECRET: TEST_API_SECRET,
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     SHOPIFY_APP_URL: "http://localhost:3000",
-    SCOPES: "write_customers,read_orders,read_all_orders,read_products,read_customer_events,write_pixels,read_own_subscription_contracts,read_customer_merge,write_app_proxy,read_themes",
+    SCOPES: "write_customers,read_orders,read_all_orders,read_products,read_customer_events,write_pixels,read_own_subscription_contracts,read_customer_merge,write_app_proxy,read_themes,write_marketing_events",
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     RUN_WORKER_IN_PROCESS: "false",
     // A test that reaches for the process database after its own was closed must never open
