@@ -175,7 +175,7 @@ async function signUp(context: BrowserContext, fields: Record<string, string>, b
   for (const [selector, value] of Object.entries(fields)) await page.fill(selector, value);
   const before = posted.length;
   await page.click(button);
-  await page.waitForURL(`${origin}/pages/thanks`);
+  await page.waitForURL(/\/pages\/thanks(#.*)?$/); // a redirect keeps the action's #fragment
   expect(posted.length).toBe(before + 1); // the form itself was submitted
   const calls = JSON.parse((await page.evaluate(() => sessionStorage.getItem("visitor-calls"))) ?? "[]") as unknown[];
   const proxyCalls = JSON.parse((await page.evaluate(() => sessionStorage.getItem("proxy-calls"))) ?? "[]") as string[];
