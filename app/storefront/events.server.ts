@@ -51,8 +51,30 @@ const cartSchema = z.strictObject({
   lines: z.array(lineSchema).max(100),
 });
 
-/** What the web pixel posts. The visitor's email is never taken from here (see identityOf). */
+/**
+ * A signup on the storefront (tracker-loader.js): the email or phone a consenting visitor typed into
+ * Shopify's newsletter, contact or account form, with the tracker's visitor id. Typed by the visitor,
+ * never verified: it goes to the service only as a silent event that links the tracker's visitor to
+ * it (identifiedEvent); the other events never take their person from a body (identityOf).
+ */
+const identifiedSchema = z
+  .strictObject({
+    event: z.literal("visitor_identified"),
+    visitorId: text(200),
+    form: z.enum(["newsletter", "contact", "account"]),
+    email: z.email().max(254).optional(),
+    phone: z
+      .string()
+      .trim()
+      .max(30)
+      .regex(/^\+?[\d\s().-]*\d{4}[\d\s().-]*$/, "Not a phone number")
+      .optional(),
+  })
+  .refine((v) => v.email !== undefined || v.phone !== undefined, { message: "An email or a phone is required", path: ["email"] });
+
+/** What the web pixel and the loader post. The email of a browsing event is never taken from here (see identityOf). */
 export const storefrontEventSchema = z.discriminatedUnion("event", [
+  identifiedSchema,
   z.strictObject({ event: z.literal("product_viewed"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), product: productSchema }),
   z.strictObject({ event: z.literal("product_added_to_cart"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), cart: cartSchema }),
   z.strictObject({ event: z.literal("product_removed_from_cart"), visitorId: text(200).optional(), url: webUrl().max(2048).optional(), cart: cartSchema }),
@@ -131,6 +153,7 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
     await bump(tx, shop, "eventsIgnored");
     return { status: 202, body: { queued: false, reason: "disabled" } };
   }
+  if (event.event === "visitor_identified") return identifiedEvent(tx, shop, settings.source, event);
   const person = await identityOf(tx, shop, customerId, event.visitorId);
   if (!person) {
     // No one to attach the event to: counted, never sent.
@@ -204,6 +227,36 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
   await bump(tx, shop, "eventsQueued");
   return { status: 202, body: { queued: true, event: event.event } };
 }
+
+/**
+ * The visitor's signup, for the service: a silent custom event (no automation starts from an
+ * address nobody verified) on the email typed, else on the tracker's visitor, that carries the
+ * tracker's visitor reference, so the service can join the visitor's browsing to the person.
+ */
+async function identifiedEvent(tx: SqlQueryable, shop: string, source: string, event: z.infer<typeof identifiedSchema>): Promise<StorefrontOutcome> {
+  const visitor = visitorReference(event.visitorId);
+  const call = serviceCallSchema.parse({
+    op: "event.custom",
+    body: compact({
+      ...(event.email ? { email: event.email } : { referenceId: visitor }),
+      source,
+      silent: true,
+      eventName: IDENTIFIED_EVENT,
+      properties: compact({ visitorReference: visitor, form: event.form, email: event.email, phone: event.phone }),
+    }),
+  });
+  await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, $3, $4::jsonb)`, [
+    shop,
+    `storefront-visitor:${event.email ?? visitor}`,
+    `custom:${IDENTIFIED_EVENT}`,
+    JSON.stringify(call),
+  ]);
+  await bump(tx, shop, "eventsQueued");
+  return { status: 202, body: { queued: true, event: event.event } };
+}
+
+/** The service's name for a storefront signup (docs/event-mapping.md). */
+export const IDENTIFIED_EVENT = "storefront_identified";
 
 /**
  * The person an event is attached to: the logged-in customer's email as the customer webhooks

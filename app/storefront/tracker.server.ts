@@ -18,10 +18,15 @@ import { messageOf } from "../errors";
  * (refreshDueTrackers, which also picks up connected shops it has never published). Entry: syncTracker.
  */
 
-/** What the metafield holds (type json); the Liquid block reads `.mode` and `.snippet`. */
+/**
+ * What the metafield holds (type json); the Liquid block reads `.mode`, `.snippet` and `.appId`.
+ * appId: this app's numeric id (of its `gid://shopify/App/<id>`), which the loader hands to
+ * Shopify's visitor API as `options.appId` (shopify.dev, Web Pixels API "Emitting data", Visitor API).
+ */
 export const trackerMetafieldSchema = z.strictObject({
   mode: z.enum(["modern", "legacy", "compat"]),
   snippet: z.string().min(1).max(60_000),
+  appId: z.string().regex(/^\d{1,20}$/).optional(),
   syncedAt: z.string(),
 });
 export type TrackerMetafield = z.infer<typeof trackerMetafieldSchema>;
@@ -52,17 +57,22 @@ function notOnlyScripts(snippet: string): string | null {
  * reach every visitor), or anything but complete <script> elements (it could close the block's
  * <template> early, or keep it from closing and blank the page).
  */
-export function trackerMetafieldValue(tracker: Pick<WebsiteTracker, "mode" | "snippet">, apiKey: string, now = new Date()): TrackerMetafield {
+export function trackerMetafieldValue(tracker: Pick<WebsiteTracker, "mode" | "snippet"> & { appId?: string }, apiKey: string, now = new Date()): TrackerMetafield {
   if (apiKey && tracker.snippet.includes(apiKey)) throw new UnsafeSnippet("the tracker snippet contains the API key: not published");
   if (/<\/template/i.test(tracker.snippet)) throw new UnsafeSnippet("the tracker snippet contains </template>: not published");
   const problem = notOnlyScripts(tracker.snippet);
   if (problem) throw new UnsafeSnippet(`the tracker snippet from the marketing service is refused, ${problem}: not published`);
-  return trackerMetafieldSchema.parse({ mode: tracker.mode, snippet: tracker.snippet.trim(), syncedAt: now.toISOString() });
+  return trackerMetafieldSchema.parse({ mode: tracker.mode, snippet: tracker.snippet.trim(), appId: tracker.appId, syncedAt: now.toISOString() });
 }
 
 const INSTALLATION_QUERY = `#graphql
-  query MarketingSyncInstallation { currentAppInstallation { id } }`;
-const installationSchema = z.object({ data: z.object({ currentAppInstallation: z.object({ id: z.string().min(1) }) }) });
+  query MarketingSyncInstallation { currentAppInstallation { id app { id } } }`;
+const installationSchema = z.object({
+  data: z.object({ currentAppInstallation: z.object({ id: z.string().min(1), app: z.object({ id: z.string().min(1) }).nullish() }) }),
+});
+
+/** `gid://shopify/App/1234` → `1234`, the form Shopify's visitor API example passes as appId. */
+const numericAppId = (gid: string | undefined): string | undefined => /^gid:\/\/shopify\/App\/(\d{1,20})$/.exec(gid ?? "")?.[1];
 
 const METAFIELDS_SET = `#graphql
   mutation MarketingSyncTracker($metafields: [MetafieldsSetInput!]!) {
@@ -123,7 +133,8 @@ export async function syncTracker(shop: string): Promise<TrackerSyncResult> {
     const installation = await adminGraphql(shop, INSTALLATION_QUERY, {}, installationSchema);
     const mode = parseSettings(row.settings ?? {}).trackerMode;
     const tracker = await client.websiteTracker(mode);
-    const value = trackerMetafieldValue({ mode, snippet: tracker.snippet }, decryptSecret(row.serviceKeyEnc, shop));
+    const appId = numericAppId(installation.data.currentAppInstallation.app?.id);
+    const value = trackerMetafieldValue({ mode, snippet: tracker.snippet, appId }, decryptSecret(row.serviceKeyEnc, shop));
     const answer = await adminGraphql(
       shop,
       METAFIELDS_SET,

@@ -5,6 +5,9 @@
  * `config/settings_data.json` (`themes(roles: [MAIN])`), where an enabled app embed appears.
  */
 
+/** The app's id in the fake Admin (`App.id`). */
+export const FAKE_APP_GID = "gid://shopify/App/7042816";
+
 export type EmbedState = "absent" | "enabled" | "disabled";
 
 export interface FakeStorefrontAdmin {
@@ -42,7 +45,8 @@ export function installStorefrontResolvers(admin: GraphqlHost): void {
     return metafields.get(shop)!;
   };
 
-  admin.onGraphql("currentAppInstallation", (_q, _v, shop) => ({ currentAppInstallation: { id: installationId(shop) } }));
+  // AppInstallation.app is App! (Shopify's schema): the app's own id, the same on every shop.
+  admin.onGraphql("currentAppInstallation", (_q, _v, shop) => ({ currentAppInstallation: { id: installationId(shop), app: { id: FAKE_APP_GID } } }));
 
   admin.onGraphql("metafieldsSet(", (_q, variables, shop) => {
     const inputs = (variables.metafields ?? []) as { ownerId: string; namespace: string; key: string; type: string; value: string }[];

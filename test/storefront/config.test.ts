@@ -20,6 +20,8 @@ describe("storefront configuration", () => {
     expect(`/${tomlValue(app, "app_proxy", "prefix")}/${tomlValue(app, "app_proxy", "subpath")}`).toBe(STOREFRONT_POLICY.appProxyPath);
     expect(existsSync(path.join(ROOT, "app/routes/proxy.events.tsx"))).toBe(true);
     expect(read("extensions/storefront-events/src/index.ts")).toContain(`"${STOREFRONT_POLICY.appProxyPath}"`);
+    // The theme embed's loader posts signups there too (visitor_identified).
+    expect(read("extensions/marketing-sync-theme/assets/tracker-loader.js")).toContain(`"${STOREFRONT_POLICY.appProxyPath}/events"`);
   });
 
   it("the app's handle is the one the Storefront page looks for in a theme's embed blocks", () => {

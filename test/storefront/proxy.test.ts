@@ -65,6 +65,40 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       expect(JSON.stringify(h.emulator.requests)).not.toContain("secret-cart-key");
     });
 
+    it("a signup (the loader's visitor_identified) → a silent storefront_identified event on the email typed, naming the tracker's visitor", async () => {
+      const q = () => signedProxyQuery({ shop });
+      const signup = { event: "visitor_identified", visitorId: "vid-signup", form: "newsletter", email: "signup@example.com", phone: "+1 555 555 0100" };
+      const res = await postProxyEvent(h.app.url, q(), signup);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ queued: true, event: "visitor_identified" });
+      await h.settle();
+      const sent = sentTo("/api/events").filter((r) => (r.body as { eventName?: string }).eventName === "storefront_identified");
+      expect(sent.map((r) => r.body)).toEqual([
+        {
+          email: "signup@example.com",
+          source: "shopify",
+          silent: true,
+          eventName: "storefront_identified",
+          properties: { visitorReference: "visitor:vid-signup", form: "newsletter", email: "signup@example.com", phone: "+1 555 555 0100" },
+        },
+      ]);
+      // A phone alone: on the tracker's visitor. Neither, a bad email, no visitor id, another form: refused.
+      expect((await postProxyEvent(h.app.url, q(), { event: "visitor_identified", visitorId: "vid-phone", form: "contact", phone: "+44 20 7946 0000" })).status).toBe(202);
+      await h.settle();
+      expect(sentTo("/api/events").at(-1)?.body).toMatchObject({ referenceId: "visitor:vid-phone", silent: true, properties: { phone: "+44 20 7946 0000" } });
+      const before = await calls();
+      for (const bad of [
+        { event: "visitor_identified", visitorId: "v", form: "newsletter" },
+        { event: "visitor_identified", visitorId: "v", form: "newsletter", email: "not-an-email" },
+        { event: "visitor_identified", visitorId: "v", form: "newsletter", phone: "call me" },
+        { event: "visitor_identified", form: "newsletter", email: "a@example.com" },
+        { event: "visitor_identified", visitorId: "v", form: "login", email: "a@example.com" },
+      ]) {
+        expect((await postProxyEvent(h.app.url, q(), bad)).status).toBe(400);
+      }
+      expect(await calls()).toBe(before);
+    });
+
     it("an anonymous visitor with no identity is counted, not sent", async () => {
       const before = await calls();
       const res = await postProxyEvent(h.app.url, signedProxyQuery({ shop }), productViewed());

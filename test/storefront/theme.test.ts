@@ -25,6 +25,12 @@ describe("theme app extension", () => {
     expect(outside.match(/<script\b[^>]*>/g)).toEqual([`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" async>`]);
   });
 
+  it("the app's id, for Shopify's visitor API, is on the template when the metafield has one", async () => {
+    const snippet = `<script src="https://cdn.example/t.js"></script>`;
+    const html = await renderEmbed({ type: "json", value: JSON.stringify({ mode: "modern", snippet, appId: "7042816", syncedAt: "2026-01-01T00:00:00Z" }) });
+    expect(html).toContain(`<template id="marketing-sync-tracker" data-mode="modern" data-app-id="7042816">${snippet}</template>`);
+  });
+
   it("the theme editor's preview (request.design_mode) does not load the tracker; the live storefront does", async () => {
     const metafield = { type: "json", value: JSON.stringify({ mode: "modern", snippet: `<script type="module" src="https://cdn.example/t.js" data-account="7" async></script>`, syncedAt: "2026-01-01T00:00:00Z" }) };
     expect(await renderEmbed(metafield)).toContain("tracker-loader.js");

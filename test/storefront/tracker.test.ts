@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refreshDueTrackers, trackerMetafieldValue, UnsafeSnippet } from "~/storefront/tracker.server";
-import { storefrontAdmin } from "../../dev/shopify/fake-storefront";
+import { FAKE_APP_GID, storefrontAdmin } from "../../dev/shopify/fake-storefront";
 import { actionData, loadData, openPage, postForm, routeData } from "../admin/support";
 import { describeEachDatabase } from "../support/database";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -49,7 +49,8 @@ describeEachDatabase("the storefront tracker", (database) => {
         expect(trackerValue().mode).toBe(mode);
         const html = await renderEmbed(metafield());
         rendered[mode] = html;
-        expect(html).toContain(`<template id="marketing-sync-tracker" data-mode="${mode}">${trackerValue().snippet}</template>`);
+        // data-app-id: the app's id (App.id's number) for Shopify's visitor API.
+        expect(html).toContain(`<template id="marketing-sync-tracker" data-mode="${mode}" data-app-id="${FAKE_APP_GID.split("/").pop()}">${trackerValue().snippet}</template>`);
         expect(html).toContain(`<script src="https://cdn.shopify.example/extensions/assets/tracker-loader.js" async></script>`);
         expect(html).not.toContain(h.emulator.apiKey);
       }

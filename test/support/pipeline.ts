@@ -29,8 +29,10 @@ export interface PipelineHarness {
   close(): Promise<void>;
 }
 
-export async function startPipelineHarness(options: { database?: DatabaseKind; env?: Record<string, string> } = {}): Promise<PipelineHarness> {
-  const emulator = await startEmulator({ port: 0 });
+export async function startPipelineHarness(
+  options: { database?: DatabaseKind; env?: Record<string, string>; trackerScripts?: boolean } = {},
+): Promise<PipelineHarness> {
+  const emulator = await startEmulator({ port: 0, trackerScripts: options.trackerScripts });
   const app = await startTestApp({ database: options.database, env: { MARKETING_API_URL: emulator.url, ...options.env } });
   const workers: Worker[] = [];
   const recordConsent = answerConsentFromWebhooks(app.admin);

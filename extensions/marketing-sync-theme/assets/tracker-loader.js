@@ -7,6 +7,9 @@
  *    Once per hash and cart (Shopify's `cart` cookie): after an order the next cart gets it too.
  *    Only to a cart that exists, or as one is made (an add to cart on the page): /cart/update.js
  *    without a cart makes Shopify create one (and a carts/create) for a visitor who buys nothing.
+ * 4. A signup (Shopify's newsletter, contact or account form) by a visitor with that same consent:
+ *    the email and phone typed go to Shopify's visitor API and, with the tracker's visitor id, to
+ *    the marketing service through the app proxy (identify).
  */
 (function () {
   "use strict";
@@ -113,6 +116,79 @@
       /* resource timing unavailable: the next page copies the hash */
     }
   }
+
+  /*
+   * Shopify's visitor API on the online store: Shopify.analytics.visitor({ email, phone }, { appId })
+   * (shopify.dev/docs/api/web-pixels-api/emitting-data#visitor-api; Built for Shopify 5.6.4). It
+   * returns a boolean and throws on a payload it refuses. Called on the submit of the theme forms
+   * where a visitor gives an email (Shopify's `form_type`: the newsletter `customer`, `contact`,
+   * `create_customer`), never on a login. The form's own submission is never touched: no
+   * preventDefault, every failure caught. Capture phase: a theme handler that stops the event, or
+   * submits the form itself (AJAX newsletter forms), still lets this see it.
+   */
+  var SIGNUP_FORMS = { customer: "newsletter", contact: "contact", create_customer: "account" };
+  var EMAIL_FIELDS = 'input[name="contact[email]"], input[name="customer[email]"], input[type="email"]';
+  var PHONE_FIELDS = 'input[name="contact[phone]"], input[name="customer[phone]"], input[type="tel"]';
+
+  function fieldValue(form, selector) {
+    var input = form.querySelector(selector);
+    return input && typeof input.value === "string" ? input.value.trim() : "";
+  }
+
+  function identify(event) {
+    try {
+      var form = event.target;
+      if (!form || form.tagName !== "FORM") return;
+      var type = form.querySelector('input[name="form_type"]');
+      var kind = type && Object.prototype.hasOwnProperty.call(SIGNUP_FORMS, type.value) ? SIGNUP_FORMS[type.value] : null;
+      if (!kind || !consentAllows(window.Shopify && window.Shopify.customerPrivacy)) return;
+      var visitor = {};
+      var email = fieldValue(form, EMAIL_FIELDS);
+      var phone = fieldValue(form, PHONE_FIELDS);
+      if (email.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) visitor.email = email;
+      if (phone.length <= 30 && /^\+?[\d\s().-]*\d{4}[\d\s().-]*$/.test(phone)) visitor.phone = phone;
+      if (!visitor.email && !visitor.phone) return;
+      toShopify(visitor);
+      toService(visitor, kind);
+    } catch {
+      /* whatever fails here, the form goes on */
+    }
+  }
+
+  function toShopify(visitor) {
+    var analytics = window.Shopify && window.Shopify.analytics;
+    if (!analytics || typeof analytics.visitor !== "function") return;
+    var appId = template.getAttribute("data-app-id");
+    try {
+      var result = appId ? analytics.visitor(visitor, { appId: appId }) : analytics.visitor(visitor);
+      if (result && typeof result.then === "function") result.then(null, function () {});
+    } catch {
+      /* Shopify refused the payload: the form goes on */
+    }
+  }
+
+  /** The same person for the service's tracker: its visitor id (`_mk_vid`) with what was typed. */
+  function toService(visitor, kind) {
+    var visitorId = readCookie("_mk_vid");
+    if (!visitorId) return; // the tracker has not run: no visitor of its to name
+    var body = { event: "visitor_identified", visitorId: visitorId, form: kind };
+    if (visitor.email) body.email = visitor.email;
+    if (visitor.phone) body.phone = visitor.phone;
+    try {
+      // keepalive: the form's submission leaves the page; the request outlives it.
+      fetch(location.origin + "/apps/marketing-sync/events", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+        keepalive: true,
+      }).catch(function () {});
+    } catch {
+      /* fetch unavailable */
+    }
+  }
+
+  document.addEventListener("submit", identify, true);
 
   document.addEventListener("visitorConsentCollected", function (event) {
     var detail = event.detail || {};
