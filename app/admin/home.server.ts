@@ -41,8 +41,9 @@ export interface BothWays {
   /** service → Shopify: unsubscribes and blocks the app wrote to Shopify's email consent */
   consentReturned: number;
   lastReturnSweepAt: string | null;
-  /** customers who subscribed at Shopify in the last GAINED_DAYS days and are contacts at the service */
+  /** customers who subscribed at Shopify in the last `gainedDays` days and are contacts at the service */
   gained: number;
+  gainedDays: number;
 }
 
 export interface HomeOverview {
@@ -122,5 +123,6 @@ async function bothWaysCounts(shop: string, now: Date): Promise<BothWays> {
     consentReturned: row?.returned ?? 0,
     lastReturnSweepAt: sweep?.lastSweepAt ? new Date(sweep.lastSweepAt).toISOString() : null,
     gained: row?.gained ?? 0,
+    gainedDays: GAINED_DAYS,
   };
 }

@@ -23,7 +23,7 @@ import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
 import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { healthView } from "~/admin/health.server";
-import { GAINED_DAYS, homeOverview } from "~/admin/home.server";
+import { homeOverview } from "~/admin/home.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen, useRefreshWhile } from "~/admin/ui";
 import { StatusBadge } from "~/campaigns/ui";
@@ -257,7 +257,7 @@ export default function SyncHealth() {
             </BlockStack>
             <BlockStack gap="100">
               <Text as="p" variant="bodySm" tone="subdued">
-                {`Subscribers gained, last ${GAINED_DAYS} days`}
+                {`Subscribers gained, last ${view.home.bothWays.gainedDays} days`}
               </Text>
               <Text as="p" variant="headingLg">
                 <span data-both-ways="gained">{formatNumber(view.home.bothWays.gained)}</span>
