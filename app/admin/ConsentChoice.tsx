@@ -45,7 +45,7 @@ export function ConsentChoice({ value, onChange, counts, error }: { value: OptIn
       <Text as="p" variant="bodySm" tone="subdued">
         <span data-consent-counts>
           {counts
-            ? `Your store today, as Shopify shows it: ${counts.subscribed.toLocaleString("en-US")} subscribed, ${counts.pending.toLocaleString("en-US")} waiting to confirm Shopify's own email, ${counts.notSubscribed.toLocaleString("en-US")} not subscribed, ${counts.unsubscribed.toLocaleString("en-US")} unsubscribed. With either choice, customers who are not subscribed or unsubscribed at Shopify are never subscribed, and those waiting for Shopify's confirmation are subscribed once they confirm.`
+            ? `Your store today, as Shopify shows it: ${counts.subscribed.toLocaleString("en-US")} subscribed, ${counts.pending.toLocaleString("en-US")} waiting to confirm Shopify's own email, ${counts.notSubscribed.toLocaleString("en-US")} not subscribed, ${counts.unsubscribed.toLocaleString("en-US")} unsubscribed. With either choice, customers who are not subscribed or unsubscribed at Shopify are never subscribed, and those waiting for Shopify's confirmation are subscribed once they confirm. These are Shopify's counts of your customers; your marketing account counts its own contacts, from every source (Sync health shows them), so the two numbers differ.`
             : "Shopify did not give the counts of your customers just now; reload the page to see them."}
         </span>
       </Text>

@@ -2,6 +2,7 @@ import { useFetcher } from "@remix-run/react";
 import { Banner, BlockStack, Button, Card, Checkbox, InlineStack, Layout, Text } from "@shopify/polaris";
 import { useEffect, useMemo, useState } from "react";
 import type { MirroredSegmentRow, SegmentChoices } from "~/segments/segments.server";
+import { importProgress } from "~/segments/progress";
 import { useRefreshWhile, useToast } from "./ui";
 
 /** The Settings page's action intent of this section's form. */
@@ -9,15 +10,8 @@ export const SEGMENTS_INTENT = "segments";
 /** "Try again" on a segment whose member import failed. */
 export const SEGMENT_IMPORT_RETRY_INTENT = "segment-import-retry";
 
-const count = (n: number) => n.toLocaleString("en-US");
-
-/** Where tagging a picked segment's current members stands, in the merchant's words. */
-export function importProgress(p: MirroredSegmentRow): string {
-  if (p.importStatus === "done") return `All ${count(p.importTotal ?? p.importDone)} current members tagged`;
-  if (p.importStatus === "failed") return `Tagging current members stopped at ${count(p.importDone)}${p.importTotal != null ? ` of ${count(p.importTotal)}` : ""}`;
-  if (p.importTotal == null) return "Tagging current members: reading them from Shopify";
-  return `Tagging current members: ${count(p.importDone)} of ${count(p.importTotal)}`;
-}
+/** A tagging under way: read from Shopify, or members still on their way to the service. */
+const importMoving = (p: MirroredSegmentRow) => (p.importStatus !== "done" && p.importStatus !== "failed") || p.outcome.waiting > 0;
 
 interface SegmentActionData {
   ok: boolean;
@@ -36,7 +30,7 @@ export function SegmentSettings({ choices }: { choices: SegmentChoices }) {
   useToast(useMemo(() => (fetcher.data?.ok ? { toast: "Segment choice saved" } : undefined), [fetcher.data]));
   useEffect(() => setPicked(savedIds), [savedIds]);
   // Tagging current members moves while the worker imports them: the progress follows without a reload.
-  useRefreshWhile(choices.picked.some((p) => p.importStatus !== "done" && p.importStatus !== "failed"), 2_000);
+  useRefreshWhile(choices.picked.some(importMoving), 2_000);
   const savedOf = new Map(choices.picked.map((p) => [p.segmentId, p]));
   const retry = useFetcher<SegmentActionData>();
   const tryAgain = (id: string) => {

@@ -186,10 +186,19 @@ async function waitingChanges(shop: string): Promise<WaitingChanges> {
   };
 }
 
-/** Calls that could not be delivered and are still on the Problems page, per object kind. */
+/**
+ * Changes that could not be delivered and are still on the Problems page, per object kind. A store
+ * change is counted once however many of its calls failed (a customer edit is a contact update and a
+ * customer event: two dead calls, one change); a call planned from no delivery (a reminder, a
+ * storefront event) is a change of its own.
+ */
 async function openDeadCounts(shop: string): Promise<Map<string, number>> {
-  const rows = await prisma().outboundCall.groupBy({ by: ["kind"], where: { shop, status: CALL_STATUS.dead }, _count: { _all: true } });
-  return new Map(rows.map((r) => [r.kind, r._count._all]));
+  const rows = await database().sql.query<{ kind: string; count: number }>(
+    `SELECT kind, count(DISTINCT coalesce("deliveryId", 'call:' || id::text))::int AS count
+       FROM "OutboundCall" WHERE shop = $1 AND status = '${CALL_STATUS.dead}' GROUP BY kind`,
+    [shop],
+  );
+  return new Map(rows.map((r) => [r.kind, r.count]));
 }
 
 /** Webhook deliveries skipped as older than the version already applied, per object kind. */

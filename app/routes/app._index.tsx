@@ -21,10 +21,12 @@ import { HealthChart } from "~/admin/HealthChart";
 import { ImportProblem } from "~/admin/HistoryImport";
 import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
+import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { healthView } from "~/admin/health.server";
+import { homeOverview } from "~/admin/home.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen, useRefreshWhile } from "~/admin/ui";
-import { shopConsentCounts } from "~/people/people.server";
+import { StatusBadge } from "~/campaigns/ui";
 import { ConsentCounts } from "~/people/ui";
 import { authenticate } from "~/shopify.server";
 
@@ -32,11 +34,13 @@ export const meta: MetaFunction = () => [{ title: "Sync health · Marketing Sync
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [view, zone, consent] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop), shopConsentCounts(session.shop)]);
+  const [view, zone, home] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop), homeOverview(session.shop)]);
   return {
     ...view,
     zone,
-    consent,
+    home,
+    // The service's contact counts, or why they could not be read (null: not connected).
+    consent: home.contacts?.read ? home.contacts.value : null,
     shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
   };
 };
@@ -183,18 +187,113 @@ export default function SyncHealth() {
           </Banner>
         </Layout.Section>
         {view.importRun && <HistoryCard history={view.importRun} zone={view.zone} />}
-        {view.consent && (
+        <SectionCard
+          title="Tracker on your storefront"
+          badge={<EmbedBadge state={view.home.embed.state} />}
+          actions={<Link url="/app/storefront">Details on Storefront</Link>}
+          gap="200"
+        >
+          <EmbedStatus embed={view.home.embed} />
+          <TrackerRunning status={view.home.tracker} />
+        </SectionCard>
+        {view.home.contacts && (
           <>
             <Layout.Section>
-              <InlineStack align="space-between" blockAlign="center">
-                <Text as="h2" variant="headingMd">
-                  Contacts in your marketing account
+              <BlockStack gap="100">
+                <InlineStack align="space-between" blockAlign="center">
+                  <Text as="h2" variant="headingMd">
+                    Contacts in your marketing account
+                  </Text>
+                  <Link url="/app/people">View people</Link>
+                </InlineStack>
+                <Text as="p" variant="bodySm" tone="subdued">
+                  <span data-contacts-source>
+                    Counted by your marketing account: its contacts from every source. Shopify counts its own customers subscribed to email
+                    marketing apart (Settings shows that count); the two measure different things.
+                  </span>
                 </Text>
-                <Link url="/app/people">View people</Link>
-              </InlineStack>
+              </BlockStack>
             </Layout.Section>
-            <ConsentCounts counts={view.consent} />
+            {view.home.contacts.read ? (
+              <ConsentCounts counts={view.home.contacts.value} />
+            ) : (
+              <Layout.Section>
+                <Banner tone="warning" title="The contact counts could not be read">
+                  <p>
+                    <span data-contacts-unreadable>{view.home.contacts.reason}</span>
+                  </p>
+                </Banner>
+              </Layout.Section>
+            )}
           </>
+        )}
+        <SectionCard title="Both ways" description="What the app carried between Shopify and your marketing account." gap="200">
+          <InlineGrid columns={{ xs: 1, md: 3 }} gap="400">
+            <BlockStack gap="100">
+              <Text as="p" variant="bodySm" tone="subdued">
+                Shopify → marketing account
+              </Text>
+              <Text as="p" variant="headingLg">
+                <span data-both-ways="to-service">{formatNumber(view.home.bothWays.contactsSynced)}</span>
+              </Text>
+              <Text as="p" variant="bodySm" tone="subdued">
+                {`Customers the service holds as contacts, every update delivered${
+                  view.home.bothWays.contactsWaiting ? `; ${formatNumber(view.home.bothWays.contactsWaiting)} more with an update still on its way` : ""
+                }.`}
+              </Text>
+            </BlockStack>
+            <BlockStack gap="100">
+              <Text as="p" variant="bodySm" tone="subdued">
+                Marketing account → Shopify
+              </Text>
+              <Text as="p" variant="headingLg">
+                <span data-both-ways="to-shopify">{formatNumber(view.home.bothWays.consentReturned)}</span>
+              </Text>
+              <Text as="p" variant="bodySm" tone="subdued">
+                {`Unsubscribes and blocks at the service written to the customer's email consent in Shopify. Last checked: ${
+                  view.home.bothWays.lastReturnSweepAt ? formatWhen(view.home.bothWays.lastReturnSweepAt, view.zone) : "not yet"
+                }.`}
+              </Text>
+            </BlockStack>
+            <BlockStack gap="100">
+              <Text as="p" variant="bodySm" tone="subdued">
+                {`Subscribers gained, last ${view.home.bothWays.gainedDays} days`}
+              </Text>
+              <Text as="p" variant="headingLg">
+                <span data-both-ways="gained">{formatNumber(view.home.bothWays.gained)}</span>
+              </Text>
+              <Text as="p" variant="bodySm" tone="subdued">
+                Customers who subscribed at Shopify in that time and are contacts at the service now.
+              </Text>
+            </BlockStack>
+          </InlineGrid>
+        </SectionCard>
+        {view.home.campaigns && (
+          <SectionCard title="Last campaigns" actions={<Link url="/app/campaigns?status=all">All campaigns</Link>} gap="200">
+            {!view.home.campaigns.read ? (
+              <Text as="p" tone="caution">
+                <span data-campaigns-unreadable>{view.home.campaigns.reason}</span>
+              </Text>
+            ) : view.home.campaigns.value.length === 0 ? (
+              <Text as="p" tone="subdued">
+                No campaigns yet. <Link url="/app/campaigns">Create one</Link>
+              </Text>
+            ) : (
+              <BlockStack gap="200">
+                {view.home.campaigns.value.map((c) => (
+                  <InlineStack key={c.id} gap="200" blockAlign="center" wrap>
+                    <Link url={`/app/campaigns/${c.id}`}>
+                      <span data-home-campaign>{c.name}</span>
+                    </Link>
+                    <StatusBadge status={c.status} />
+                    <Text as="span" variant="bodySm" tone="subdued">
+                      {c.at ? `${c.atLabel} ${formatWhen(c.at, view.zone)}` : ""}
+                    </Text>
+                  </InlineStack>
+                ))}
+              </BlockStack>
+            )}
+          </SectionCard>
         )}
         <Layout.Section>
           <InlineGrid columns={{ xs: 2, md: 4 }} gap="400">

@@ -1,11 +1,12 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useLoaderData, useNavigation, useActionData } from "@remix-run/react";
-import { Badge, Banner, BlockStack, Button, InlineStack, Layout, Link, List, Page, Text } from "@shopify/polaris";
+import { Badge, Banner, Button, Layout, Link, List, Page, Text } from "@shopify/polaris";
+import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { trackerModeLabel } from "~/admin/tracker-modes";
 import { formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
-import { storefrontOverview, type EmbedState } from "~/storefront/onboarding.server";
+import { storefrontOverview } from "~/storefront/onboarding.server";
 import { syncTracker } from "~/storefront/tracker.server";
 
 export const meta: MetaFunction = () => [{ title: "Storefront · Marketing Sync" }];
@@ -20,22 +21,14 @@ export const action = async ({ request }: ActionFunctionArgs) => {
   const { session } = await authenticate.admin(request);
   const result = await syncTracker(session.shop);
   return result.status === "synced"
-    ? { ok: true as const, toast: "Tracker published to your storefront", at: Date.now() }
+    ? { ok: true as const, toast: "Tracker published for the embed to load", at: Date.now() }
     : { ok: false as const, toast: "The tracker could not be published", error: true, at: Date.now() };
-};
-
-const EMBED: Record<EmbedState, { tone: "success" | "attention" | "critical" | undefined; label: string; help: string }> = {
-  enabled: { tone: "success", label: "On", help: "The tracker embed is on in your live theme." },
-  disabled: { tone: "attention", label: "Off", help: "The tracker embed was added to your live theme but is switched off." },
-  not_added: { tone: "critical", label: "Not added", help: "Your live theme does not load the tracker yet." },
-  unknown: { tone: undefined, label: "Unknown", help: "We could not read your live theme just now." },
 };
 
 export default function Storefront() {
   const o = useLoaderData<typeof loader>();
   const navigation = useNavigation();
   useToast(useActionData<typeof action>());
-  const embed = EMBED[o.embed.state];
   return (
     <Page title="Storefront" subtitle="The tracker on your online store and the browsing events it adds">
       <Layout>
@@ -48,41 +41,28 @@ export default function Storefront() {
             </Banner>
           </Layout.Section>
         )}
-        <SectionCard title="Tracker embed in your theme" badge={<Badge tone={embed.tone}>{embed.label}</Badge>}>
-          <Text as="p">
-            {embed.help}
-            {o.embed.themeName ? ` Live theme: ${o.embed.themeName}.` : ""}
-          </Text>
-          {o.embed.state !== "enabled" && (
-            <BlockStack gap="200">
-              <Text as="p" tone="subdued">
-                The theme editor opens with the Marketing tracker switched on under App embeds: click Save there.
-              </Text>
-              <InlineStack>
-                <Button variant="primary" url={o.embed.activateUrl} target="_blank">
-                  Turn on the tracker embed
-                </Button>
-              </InlineStack>
-            </BlockStack>
-          )}
+        <SectionCard title="Tracker embed in your theme" badge={<EmbedBadge state={o.embed.state} />}>
+          <EmbedStatus embed={o.embed} />
         </SectionCard>
         <SectionCard title="Tracker">
+          {/* From the live theme's embed, the same reading as the card above: a published snippet alone reaches no visitor. */}
+          <TrackerRunning status={o.tracker.onStorefront} />
           <List>
             <List.Item>
               Mode: {trackerModeLabel(o.tracker.mode)} (change it in <Link url="/app/settings">Settings</Link>)
             </List.Item>
             <List.Item>
-              Published to your storefront: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt, o.zone)} (${trackerModeLabel(o.tracker.publishedMode, true)})` : "not yet"}
+              Published for the embed to load: {o.tracker.publishedAt ? `${formatWhen(o.tracker.publishedAt, o.zone)} (${trackerModeLabel(o.tracker.publishedMode, true)})` : "not yet"}
             </List.Item>
             <List.Item>
               Last event your marketing account recorded: {o.tracker.lastEventTrackedAt ? formatWhen(o.tracker.lastEventTrackedAt, o.zone) : "none yet"}
             </List.Item>
           </List>
           {/* The account records events from every source (this app's orders and carts too): it does not prove the embed is on. */}
-          {o.tracker.lastEventTrackedAt && o.embed.state !== "enabled" && (
+          {o.tracker.lastEventTrackedAt && o.tracker.onStorefront.state !== "running" && o.tracker.onStorefront.state !== "unknown" && (
             <Text as="p" tone="subdued">
               <span data-tracker-source-hint>
-                Your live theme does not load the tracker, so that event came from elsewhere: your marketing account also records the storefront events, orders
+                The tracker does not run on your storefront, so that event came from elsewhere: your marketing account also records the storefront events, orders
                 and carts this app sends.
               </span>
             </Text>

@@ -21,6 +21,7 @@ import { prisma } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
 import { gidNumber } from "../sync/payloads";
+import { importOutcomes, type ImportOutcome } from "./import-outcome.server";
 import { retrySegmentImport } from "./member-import.server";
 import { syncSegmentSubscriptions } from "./webhook-subscriptions.server";
 
@@ -67,6 +68,8 @@ export interface MirroredSegmentRow {
   importTotal: number | null;
   importDone: number;
   importError: string | null;
+  /** What became of those members: tagged as the service confirmed, waiting, failed, skipped with the reason. */
+  outcome: ImportOutcome;
 }
 
 /** What the Settings section shows: the store's segments (null: Shopify could not be asked) and the picks. */
@@ -107,8 +110,16 @@ export async function listShopSegments(admin: SegmentsAdmin): Promise<{ segments
 }
 
 export async function mirroredSegments(shop: string): Promise<MirroredSegmentRow[]> {
-  return prisma().mirroredSegment.findMany({ where: { shop }, select: { segmentId: true, name: true, tag: true, importStatus: true, importTotal: true, importDone: true, importError: true },
-    orderBy: { pickedAt: "asc" } });
+  const rows = await prisma().mirroredSegment.findMany({
+    where: { shop },
+    select: { segmentId: true, name: true, tag: true, pickedAt: true, importStatus: true, importTotal: true, importDone: true, importError: true },
+    orderBy: { pickedAt: "asc" },
+  });
+  const outcomes = await importOutcomes(shop, rows);
+  return rows.map(({ pickedAt: _, ...r }) => ({
+    ...r,
+    outcome: outcomes.get(r.segmentId) ?? { tagged: 0, waiting: 0, failed: 0, skipped: [], counted: 0 },
+  }));
 }
 
 /**

@@ -6,6 +6,7 @@ import { prisma } from "../db.server";
 import { adminGraphql } from "./admin.server";
 import { storefrontEventCounts } from "./events.server";
 import { STOREFRONT_POLICY } from "./policy";
+import { trackerOnStorefront, type EmbedState } from "./tracker-state";
 import { trackerStatus } from "./tracker.server";
 import { messageOf } from "../errors";
 
@@ -49,7 +50,7 @@ const settingsDataSchema = z.object({
   ]),
 });
 
-export type EmbedState = "enabled" | "disabled" | "not_added" | "unknown";
+export type { EmbedState } from "./tracker-state";
 
 /**
  * The embed's state in a settings_data.json text. Shopify writes it with a comment header,
@@ -78,16 +79,29 @@ export function activateEmbedUrl(shop: string): string {
   return `https://${shop}/admin/themes/current/editor?context=apps&activateAppId=${encodeURIComponent(config().apiKey)}/${STOREFRONT_POLICY.embedBlockHandle}`;
 }
 
-async function liveThemeEmbed(shop: string): Promise<{ state: EmbedState; themeName: string | null; error: string | null }> {
+export interface EmbedView {
+  state: EmbedState;
+  themeName: string | null;
+  error: string | null;
+  /** the theme editor with the embed switched on (the merchant saves) */
+  activateUrl: string;
+}
+
+/**
+ * The embed in the live theme, read from Shopify: the one source of the Storefront page and the
+ * home page. Never throws: a theme that cannot be read is "unknown" with the reason.
+ */
+export async function liveThemeEmbed(shop: string): Promise<EmbedView> {
+  const activateUrl = activateEmbedUrl(shop);
   try {
     const answer = await adminGraphql(shop, THEME_QUERY, {}, themeAnswerSchema);
     const theme = answer.data.themes.nodes[0];
-    if (!theme) return { state: "unknown", themeName: null, error: "The store has no published theme." };
+    if (!theme) return { state: "unknown", themeName: null, error: "The store has no published theme.", activateUrl };
     const content = theme.files.nodes.find((f) => f.filename === "config/settings_data.json")?.body.content;
-    return { state: content ? embedStateIn(content) : "not_added", themeName: theme.name, error: null };
+    return { state: content ? embedStateIn(content) : "not_added", themeName: theme.name, error: null, activateUrl };
   } catch (error) {
     logger().warn({ shop, err: messageOf(error) }, "live theme not readable");
-    return { state: "unknown", themeName: null, error: "The live theme could not be read from Shopify just now." };
+    return { state: "unknown", themeName: null, error: "The live theme could not be read from Shopify just now.", activateUrl };
   }
 }
 
@@ -97,8 +111,8 @@ export async function storefrontOverview(shop: string) {
   const [embed, tracker, events] = await Promise.all([liveThemeEmbed(shop), trackerStatus(shop), storefrontEventCounts(shop)]);
   return {
     connected: Boolean(row?.serviceKeyEnc),
-    embed: { ...embed, activateUrl: activateEmbedUrl(shop) },
-    tracker: { ...tracker, mode: settings.trackerMode },
+    embed,
+    tracker: { ...tracker, mode: settings.trackerMode, onStorefront: trackerOnStorefront(embed.state, tracker.publishedAt) },
     events: { enabled: settings.storefrontEvents, ...events, lastEventAt: events.lastEventAt?.toISOString() ?? null },
   };
 }

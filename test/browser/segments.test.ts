@@ -1,11 +1,14 @@
 // Settings → Customer segments in headless Chromium: the store's segments are listed, a pick is
 // saved by the section's own button (the page's settings form is not touched), and the tag each
-// picked segment gives is shown; tagging the segment's current members moves on the page without a reload.
+// picked segment gives is shown; tagging the segment's current members moves on the page without a reload
+// and ends with what the service tagged, the members not tagged counted with the reason.
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium, screenshotDir, waitForHydration } from "./support";
+import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { install } from "../backfill/helpers";
+import { createMarketingClient } from "~/services/marketing/client.server";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
@@ -20,15 +23,18 @@ const segment = (id: number, name: string) => ({
 });
 
 let h: PipelineHarness;
+let store: FakeStore;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
   h = await startPipelineHarness();
+  // Twelve customers of the store are the segment's members: some subscribed, some not, some without an email.
+  store = await startFakeStore(h.app.admin, { customers: 12, products: 1, orders: 1 }, { seed: 11 });
   h.app.admin.addShop({
     domain: SHOP,
     segments: [segment(31, "VIP"), segment(32, "Win back")],
-    segmentMembers: { [segment(31, "VIP").id]: ["9101", "9102", "9103"] },
+    segmentMembers: { [segment(31, "VIP").id]: store.objects.customers.map((c) => String(c.id).split("/").pop()!) },
   });
   await install(h, SHOP);
   browser = await launchChromium();
@@ -39,6 +45,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
+  await store?.close();
   await h?.close();
 });
 
@@ -61,6 +68,14 @@ it("lists the store's segments, saves a pick on its own, shows the tag, then the
 
   // The worker tags the members the segment already has; the page follows without a reload.
   h.startWorkers(1, FAST_POLICY);
-  await page.getByText("All 3 current members tagged").waitFor({ timeout: 60_000 });
+  // What the service tagged, and why the others were not: never "All 12" when the service tagged fewer.
+  const done = page.getByText(/\d+ of 12 current members tagged\. /);
+  await done.waitFor({ timeout: 60_000 });
+  const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+  const tagged = (await svc.people.list({ tags: ["shopify-segment:VIP"], perPage: 1 })).meta.total;
+  const text = (await done.textContent()) ?? "";
+  expect(text).toContain(`${tagged} of 12 current members tagged. `);
+  expect(text).toMatch(/\d+ members? (are|is) not subscribed: not tagged/);
+  expect(await page.getByText("All 12 current members tagged").count()).toBe(0);
   await page.screenshot({ path: path.join(SHOTS, "segments-members-tagged.png"), fullPage: true });
 }, 120_000);

@@ -253,26 +253,45 @@ describe("the Storefront page in the admin", () => {
       const context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
       const host = Buffer.from(`admin.shopify.com/store/${SHOP.split(".")[0]}`).toString("base64url");
-      const open = async () => {
-        await page.goto(`${h.app.url}/app/storefront?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "networkidle" });
+      const open = async (p = "/app/storefront") => {
+        await page.goto(`${h.app.url}${p}?embedded=1&shop=${SHOP}&host=${host}&id_token=${await mintSessionToken({ shop: SHOP })}`, { waitUntil: "networkidle" });
       };
       await open();
       await page.getByText("Your live theme does not load the tracker yet.").waitFor();
       const link = page.getByRole("link", { name: "Turn on the tracker embed" });
       expect(await link.getAttribute("href")).toBe(`https://${SHOP}/admin/themes/current/editor?context=apps&activateAppId=test-app-key/tracker-embed`);
-      expect(await page.getByText("Published to your storefront:").textContent()).toMatch(/UTC \(Modern\)/);
+      expect(await page.getByText("Published for the embed to load:").textContent()).toMatch(/UTC \(Modern\)/);
+      // One truth: published, but the embed is not in the theme, so the tracker card does not say it runs.
+      expect(await page.locator("[data-tracker-running]").getAttribute("data-tracker-running")).toBe("embed_missing");
+      await page.getByText("The tracker does not run on your storefront: your live theme does not have its embed.").waitFor();
+      expect(await page.getByText("Published to your storefront").count()).toBe(0);
       await page.getByText("Mode: Modern (no cookies before consent, recommended)").waitFor();
       expect(await page.content()).not.toContain(h.emulator.apiKey);
       await page.screenshot({ path: path.join(SHOTS, "storefront-admin-1-embed-not-added.png"), fullPage: true });
+      // The home page reads the same live theme: the embed's state and the same deep link.
+      await open("/app");
+      await page.getByText("Tracker on your storefront").waitFor();
+      expect(await page.locator("[data-embed-state]").getAttribute("data-embed-state")).toBe("not_added");
+      expect(await page.getByRole("link", { name: "Turn on the tracker embed" }).getAttribute("href")).toBe(
+        `https://${SHOP}/admin/themes/current/editor?context=apps&activateAppId=test-app-key/tracker-embed`,
+      );
+      expect(await page.locator("[data-tracker-running]").getAttribute("data-tracker-running")).toBe("embed_missing");
+      await page.screenshot({ path: path.join(SHOTS, "storefront-admin-1b-home-embed-not-added.png"), fullPage: true });
 
       storefrontAdmin(h.app.admin).setEmbed(SHOP, "enabled");
       await open();
       await page.getByText("The tracker embed is on in your live theme.").waitFor();
       expect(await page.getByRole("link", { name: "Turn on the tracker embed" }).count()).toBe(0);
+      expect(await page.locator("[data-tracker-running]").getAttribute("data-tracker-running")).toBe("running");
       // Storefront events are off by default: the card says where to turn them on.
       await page.getByText("Off: nothing from the storefront is sent.").waitFor();
       expect(await page.locator("[data-events-off-hint] a").getAttribute("href")).toBe("/app/settings");
       await page.screenshot({ path: path.join(SHOTS, "storefront-admin-2-embed-on.png"), fullPage: true });
+      await open("/app");
+      expect(await page.locator("[data-embed-state]").getAttribute("data-embed-state")).toBe("enabled");
+      expect(await page.locator("[data-tracker-running]").getAttribute("data-tracker-running")).toBe("running");
+      expect(await page.getByRole("link", { name: "Turn on the tracker embed" }).count()).toBe(0);
+      await page.screenshot({ path: path.join(SHOTS, "storefront-admin-2b-home-embed-on.png"), fullPage: true });
       await context.close();
     } finally {
       await h.close();

@@ -9,6 +9,8 @@ import type { FakeSegment } from "../../dev/shopify/fake-admin";
 import { forgetSubscriptions, webhookSubscriptions } from "../../dev/shopify/fake-webhook-subscriptions";
 import { customerEmail, startFakeStore } from "../../dev/shopify/fake-store";
 import { TAG_PREFIX, type MirroredSegmentRow } from "../../app/segments/segments.server";
+import { importProgress } from "../../app/segments/progress";
+import { createMarketingClient } from "~/services/marketing/client.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
 import { planWebhook } from "../../app/sync/plan";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
@@ -260,6 +262,40 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
       const outside = store.objects.customers.slice(260).map((c) => customerEmail(c)).filter((e): e is string => Boolean(e));
       for (const e of outside) expect(h.emulator.person(e)?.tags ?? []).not.toContain("shopify-segment:Current");
       expect((await choices(shop)).picked[0]).toMatchObject({ importStatus: "done", importTotal: 260 });
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
+  it("Settings counts the members the service tagged, and says why the others were not", async () => {
+    const shop = newShop("segments-import-outcome");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 65, 30);
+    try {
+      expect(contacts.length).toBeGreaterThan(0);
+      expect(contacts.length).toBeLessThan(30);
+      await pick(shop, [gid(65)]);
+      h.startWorkers(1, FAST_POLICY);
+      await until("every current member tagged", async () => allTagged(contacts, "shopify-segment:Current"), 120_000);
+      const row = await until("the outcome of every member", async () => {
+        const p = (await choices(shop)).picked[0];
+        return p?.importStatus === "done" && p.outcome.waiting === 0 ? p : undefined;
+      });
+      // Tagged: what the emulator has, not what was queued.
+      const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+      const taggedAtService = (await svc.people.list({ tags: ["shopify-segment:Current"], perPage: 1 })).meta.total;
+      expect(row.outcome.tagged).toBe(taggedAtService);
+      // Subscribers, and unsubscribed customers (contacts kept unsubscribed), are contacts: tagged.
+      expect(row.outcome.tagged).toBeGreaterThanOrEqual(contacts.length);
+      expect(row.outcome.tagged).toBeLessThan(30);
+      expect(row.outcome.failed).toBe(0);
+      // Every other member is counted with its reason in words.
+      expect(row.outcome.skipped.reduce((n, s) => n + s.count, 0)).toBe(30 - row.outcome.tagged);
+      expect(row.outcome.skipped.map((s) => s.reason)).toContain("are not subscribed");
+      const text = importProgress(row);
+      expect(text).toMatch(new RegExp(`^${row.outcome.tagged} of 30 current members tagged\\. `));
+      expect(text).toMatch(/\d+ members? (are|is) not subscribed: not tagged/);
+      expect(text).not.toContain("All 30");
     } finally {
       await store.close();
     }
