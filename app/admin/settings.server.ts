@@ -22,6 +22,7 @@ const settingsFormSchema = shopSettingsSchema.extend({
   deleteContactOnCustomerDelete: checkbox,
   customerEventsCreateContacts: checkbox,
   storefrontEvents: checkbox,
+  signupsToShopify: checkbox,
   abandonmentDelayMinutes: z.preprocess(
     (v) => (typeof v === "string" && v.trim() !== "" ? Number(v) : v),
     z
