@@ -74,3 +74,10 @@ export async function saveConsentChoice(shop: string, value: FormDataEntryValue 
   logger().info({ shop, optInMode: parsed.data }, "consent choice saved");
   return { ok: true };
 }
+
+/** The signups choice made on the Connection page (app/signups): saved with the connection. */
+export async function saveSignupsChoice(shop: string, signupsToShopify: boolean): Promise<void> {
+  const settings = { ...(await loadSettings(shop)), signupsToShopify };
+  await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
+  logger().info({ shop, signupsToShopify }, "signups choice saved");
+}

@@ -23,6 +23,9 @@ import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
 import { healthView } from "~/admin/health.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
+import { SignupsCard } from "~/admin/SignupsChoice";
+import { loadSettings } from "~/admin/settings.server";
+import { signupStatus } from "~/signups/signups.server";
 import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen, useRefreshWhile } from "~/admin/ui";
 import { shopConsentCounts } from "~/people/people.server";
 import { ConsentCounts } from "~/people/ui";
@@ -33,10 +36,13 @@ export const meta: MetaFunction = () => [{ title: "Sync health · Marketing Sync
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
   const [view, zone, consent] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop), shopConsentCounts(session.shop)]);
+  // Signups at the service made Shopify customers (app/signups): a self-contained card.
+  const [signups, settings] = await Promise.all([signupStatus(session.shop), loadSettings(session.shop)]);
   return {
     ...view,
     zone,
     consent,
+    signups: { ...signups, on: settings.signupsToShopify },
     shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
   };
 };
@@ -225,6 +231,11 @@ export default function SyncHealth() {
             />
           </InlineGrid>
         </Layout.Section>
+        {shop.connectedAt && (
+          <Layout.Section>
+            <SignupsCard counts={view.signups} on={view.signups.on} />
+          </Layout.Section>
+        )}
         <SectionCard
           title="Deliveries and failures"
           actions={
