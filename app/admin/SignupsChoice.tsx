@@ -21,7 +21,7 @@ export function signupCountText(counts: SignupCounts | null, on: boolean): strin
   if (counts.waiting === null) {
     return counts.lastError
       ? `The number could not be read from your marketing account: ${counts.lastError}.${added}`
-      : `Not counted yet: the app reads your marketing account within a few minutes of connecting.${added}`;
+      : `Not counted yet: the app reads your marketing account shortly after connecting.${added}`;
   }
   const failed = counts.lastError ? ` The last count could not finish: ${counts.lastError}.` : "";
   if (on) {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { sweepSignupsSoon } from "../signups/signups.server";
 import { syncTracker } from "../storefront/tracker.server";
 import { defaultSettings, parseSettings, shopSettingsSchema, type ShopSettings } from "../sync/settings";
 import { fieldErrors } from "./forms";
@@ -51,6 +52,8 @@ export async function saveSettings(shop: string, form: FormData): Promise<SaveSe
   logger().info({ shop }, "settings saved");
   // Another tracker mode: the storefront gets its snippet now (never throws; retried if it fails).
   if (before.trackerMode !== settings.trackerMode) await syncTracker(shop);
+  // Signups turned on: they are added within seconds, not at the next interval (a connected shop only).
+  if (settings.signupsToShopify && !before.signupsToShopify && (await prisma().shop.count({ where: { domain: shop, serviceKeyEnc: { not: null } } }))) await sweepSignupsSoon(shop);
   return { ok: true, settings };
 }
 

@@ -87,15 +87,30 @@ let lastSeed = 0;
 let quietUntil = 0;
 const SEED_EVERY_MS = 60_000;
 
-/** Gives every connected shop without one its sweep row, due at once (the first count for Settings). */
-export async function seedSignupStates(): Promise<void> {
+/** Gives every connected shop without one its sweep row, first due one interval after it connected. */
+export async function seedSignupStates(policy: Pick<PipelinePolicy, "consentReturnEveryMs">): Promise<void> {
   lastSeed = Date.now();
   await database().sql.query(
     `INSERT INTO "SignupSweepState" (shop, "dueAt")
-     SELECT s.domain, now() FROM "Shop" s
+     SELECT s.domain, coalesce(s."connectedAt", now()) + ($1::bigint * interval '1 millisecond')
+       FROM "Shop" s
       WHERE s."serviceKeyEnc" IS NOT NULL AND s."uninstalledAt" IS NULL
         AND NOT EXISTS (SELECT 1 FROM "SignupSweepState" r WHERE r.shop = s.domain)
      ON CONFLICT (shop) DO NOTHING`,
+    [policy.consentReturnEveryMs],
+  );
+}
+
+/**
+ * A merchant who just connected from the Connection page gets the first sweep now (the number
+ * Settings shows, and the signups created if chosen) rather than one interval later. A sweep
+ * under way is left to finish.
+ */
+export async function sweepSignupsSoon(shop: string): Promise<void> {
+  await database().sql.query(
+    `INSERT INTO "SignupSweepState" (shop, "dueAt") VALUES ($1, now())
+     ON CONFLICT (shop) DO UPDATE SET "dueAt" = now() WHERE "SignupSweepState"."startedAt" IS NULL`,
+    [shop],
   );
 }
 
@@ -109,7 +124,7 @@ interface Claimed {
 export async function runSignupStep(workerId: string, policy: PipelinePolicy, shop?: string): Promise<number> {
   if (!shop) {
     if (Date.now() < quietUntil) return 0;
-    if (Date.now() - lastSeed > SEED_EVERY_MS) await seedSignupStates();
+    if (Date.now() - lastSeed > SEED_EVERY_MS) await seedSignupStates(policy);
   }
   const [row] = await database().sql.query<Claimed>(
     `UPDATE "SignupSweepState" r SET "lockedBy" = $1, "lockedUntil" = now() + ($2::int * interval '1 millisecond'),
@@ -187,11 +202,18 @@ async function sweepPage(row: Claimed, workerId: string, policy: PipelinePolicy)
   if (created || finished) logger().info({ shop: row.shop, page: row.page, created, waiting, finished }, "signup page swept");
 }
 
-/** The listed signups no earlier sweep recorded (by person id, or by email: one customer per email). */
+/**
+ * The listed signups no earlier sweep recorded (by person id, or by email: one customer per email),
+ * and whose address is not of a customer erased at Shopify's request (customers/redact keeps only
+ * a hash, ErasedReference): an erased customer is never created again from the service.
+ */
 async function notYetCustomers(shop: string, people: Person[]): Promise<Person[]> {
   if (!people.length) return [];
   const rows = await database().sql.query<{ personId: string; email: string }>(
-    `SELECT "personId", lower(email) AS email FROM "SignupCustomer" WHERE shop = $1 AND ("personId" = ANY($2::text[]) OR lower(email) = ANY($3::text[]))`,
+    `SELECT "personId", lower(email) AS email FROM "SignupCustomer" WHERE shop = $1 AND ("personId" = ANY($2::text[]) OR lower(email) = ANY($3::text[]))
+     UNION ALL
+     SELECT '', e FROM unnest($3::text[]) AS e
+      WHERE EXISTS (SELECT 1 FROM "ErasedReference" x WHERE x.shop = $1 AND x.ref = erased_reference_hash($1, 'email:' || e))`,
     [shop, people.map((p) => String(p.id)), people.map((p) => p.email.toLowerCase())],
   );
   const ids = new Set(rows.map((r) => r.personId));

@@ -636,7 +636,9 @@ describe("signups to Shopify", () => {
     // Settings: not counted yet, then the last sweep's count.
     const settingsData = async () => routeData<{ settings: { signupsToShopify: boolean }; signups: Signups }>(await loadData(h.app.url, C, "/app/settings"), "routes/app.settings");
     expect((await settingsData()).signups).toMatchObject({ waiting: null, created: 0, lastError: null });
-    await h.app.db.sql.query(`INSERT INTO "SignupSweepState" (shop, "dueAt", "lastWaiting", "lastSweepAt") VALUES ($1, now() + interval '1 hour', 4, now())`, [C]);
+    // Connecting from the page made the first sweep due at once; here it has run and counted 4.
+    expect((await h.app.db.sql.query<{ due: boolean }>(`SELECT "dueAt" <= now() AS due FROM "SignupSweepState" WHERE shop = $1`, [C]))[0]).toEqual({ due: true });
+    await h.app.db.sql.query(`UPDATE "SignupSweepState" SET "dueAt" = now() + interval '1 hour', "lastWaiting" = 4, "lastSweepAt" = now() WHERE shop = $1`, [C]);
     expect(await settingsData()).toMatchObject({ settings: { signupsToShopify: false }, signups: { waiting: 4, created: 0 } });
 
     const saved = await actionData<{ ok: boolean }>(

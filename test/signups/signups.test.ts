@@ -7,6 +7,7 @@
  * sweep → fake Admin; signed webhooks → app → emulator.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { PIPELINE_POLICY } from "~/pipeline/policy";
 import { seedSignupStates, signupStatus, SIGNUP_TAG } from "~/signups/signups.server";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -47,7 +48,7 @@ describeEachDatabase("signups at the service become Shopify customers", (databas
   }
   /** The shop's sweep is due now; a worker runs it to the end. */
   async function sweep(shop: string) {
-    await seedSignupStates();
+    await seedSignupStates(PIPELINE_POLICY);
     const before = (await h.app.db.sql.query<{ at: Date | null }>(`SELECT "lastSweepAt" AS at FROM "SignupSweepState" WHERE shop = $1`, [shop]))[0]?.at?.getTime() ?? 0;
     await h.app.db.sql.query(`UPDATE "SignupSweepState" SET "dueAt" = now() WHERE shop = $1`, [shop]);
     if (!h.workers.length) h.startWorkers(1, FAST_POLICY);
