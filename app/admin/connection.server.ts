@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ConnectionError, connectShop, disconnectShop } from "../shops/connection.server";
 import { connectionNotice, type ConnectionNotice } from "../shops/connection-text";
+import { sweepSignupsSoon } from "../signups/signups.server";
 import { removeTracker, syncTracker } from "../storefront/tracker.server";
 import { fieldErrors } from "./forms";
 import { orderWindow } from "./history.server";
@@ -40,6 +41,7 @@ export async function connectionAction(shop: string, form: FormData): Promise<Co
   try {
     const { account, change, previous } = await connectShop(shop, { apiKey: parsed.data.apiKey });
     await syncTracker(shop); // this account's tracker on the storefront (never throws; the worker retries)
+    await sweepSignupsSoon(shop); // the signups' count (and customers, if chosen) within seconds, not one interval later
     const name = account.company ?? account.email;
     const notice = connectionNotice(change, name, previous ? (previous.company ?? previous.email) : null, await orderWindow(shop));
     return { ok: true, toast: `Connected to ${name}`, at, notice };

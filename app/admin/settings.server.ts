@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { sweepSignupsSoon } from "../signups/signups.server";
 import { syncTracker } from "../storefront/tracker.server";
 import { defaultSettings, parseSettings, shopSettingsSchema, type ShopSettings } from "../sync/settings";
 import { fieldErrors } from "./forms";
@@ -22,6 +23,7 @@ const settingsFormSchema = shopSettingsSchema.extend({
   deleteContactOnCustomerDelete: checkbox,
   customerEventsCreateContacts: checkbox,
   storefrontEvents: checkbox,
+  signupsToShopify: checkbox,
   abandonmentDelayMinutes: z.preprocess(
     (v) => (typeof v === "string" && v.trim() !== "" ? Number(v) : v),
     z
@@ -50,6 +52,8 @@ export async function saveSettings(shop: string, form: FormData): Promise<SaveSe
   logger().info({ shop }, "settings saved");
   // Another tracker mode: the storefront gets its snippet now (never throws; retried if it fails).
   if (before.trackerMode !== settings.trackerMode) await syncTracker(shop);
+  // Signups turned on: they are added within seconds, not at the next interval (a connected shop only).
+  if (settings.signupsToShopify && !before.signupsToShopify && (await prisma().shop.count({ where: { domain: shop, serviceKeyEnc: { not: null } } }))) await sweepSignupsSoon(shop);
   return { ok: true, settings };
 }
 
@@ -72,4 +76,11 @@ export async function saveConsentChoice(shop: string, value: FormDataEntryValue 
   await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
   logger().info({ shop, optInMode: parsed.data }, "consent choice saved");
   return { ok: true };
+}
+
+/** The signups choice made on the Connection page (app/signups): saved with the connection. */
+export async function saveSignupsChoice(shop: string, signupsToShopify: boolean): Promise<void> {
+  const settings = { ...(await loadSettings(shop)), signupsToShopify };
+  await prisma().shop.upsert({ where: { domain: shop }, create: { domain: shop, settings }, update: { settings } });
+  logger().info({ shop, signupsToShopify }, "signups choice saved");
 }

@@ -280,6 +280,8 @@ export async function redactCustomer(tx: SqlQueryable, shop: string, customer: C
     AbandonmentTimer: await count(`DELETE FROM "AbandonmentTimer" WHERE ${MATCH.AbandonmentTimer}`, p),
     CompletedCheckout: await count(`DELETE FROM "CompletedCheckout" WHERE ${MATCH.CompletedCheckout}`, p),
     WebhookDelivery: await count(`DELETE FROM "WebhookDelivery" WHERE ${MATCH.WebhookDelivery} AND id <> $7`, [...p, requestId]),
+    // Which service signup became this customer (app/signups); the tombstone below keeps the sweep from creating it again.
+    SignupCustomer: await count(`DELETE FROM "SignupCustomer" WHERE shop = $1 AND ("customerId" = $2 OR email = lower($3))`, [shop, customer.id, customer.email ?? ""]),
   };
   await tx.query(`UPDATE "WebhookDelivery" SET "rawBody" = '{"redacted":true}' WHERE id = $1`, [requestId]);
   // The tombstone (hashes only): a history import whose export predates this erasure must not
@@ -310,6 +312,9 @@ export const SHOP_TABLES = [
   ["ErasedReference", "shop"],
   ["MirroredSegment", "shop"],
   ["CampaignActivity", "shop"],
+  ["ConsentReturnState", "shop"],
+  ["SignupSweepState", "shop"],
+  ["SignupCustomer", "shop"],
   ["Shop", "domain"],
 ] as const;
 

@@ -6,6 +6,7 @@ import { logger } from "../logger.server";
 import { runBackfillStep } from "../backfill/backfill.server";
 import { runSegmentImportStep } from "../segments/member-import.server";
 import { runConsentReturnStep } from "../consent-return/consent-return.server";
+import { runSignupStep } from "../signups/signups.server";
 import { storefrontStep } from "../storefront/tracker.server";
 import { campaignActivityStep } from "../campaigns/marketing-activity.server";
 import { fireDueTimers } from "./abandonment.server";
@@ -114,6 +115,8 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       imported += await runSegmentImportStep(id, await yieldToWebhooks(policy));
       // Unsubscribes and blocks at the service back to Shopify (app/consent-return), every consentReturnEveryMs.
       imported += await runConsentReturnStep(id, await yieldToWebhooks(policy)).catch(failed("consent return"));
+      // Signups at the service's own forms become Shopify customers (app/signups), on the same cadence.
+      imported += await runSignupStep(id, await yieldToWebhooks(policy)).catch(failed("signups"));
       sideWorkFound = fired + imported > 0;
     }
     await storefrontStep(id); // the daily tracker refresh (app/storefront): throttled inside, not counted as queue work

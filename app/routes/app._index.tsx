@@ -25,6 +25,9 @@ import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { healthView } from "~/admin/health.server";
 import { homeOverview } from "~/admin/home.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
+import { SignupsCard } from "~/admin/SignupsChoice";
+import { loadSettings } from "~/admin/settings.server";
+import { signupStatus } from "~/signups/signups.server";
 import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen, useRefreshWhile } from "~/admin/ui";
 import { StatusBadge } from "~/campaigns/ui";
 import { ConsentCounts } from "~/people/ui";
@@ -34,13 +37,21 @@ export const meta: MetaFunction = () => [{ title: "Sync health · Marketing Sync
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [view, zone, home] = await Promise.all([healthView(session.shop), storeTimeZone(admin, session.shop), homeOverview(session.shop)]);
+  const [view, zone, home, signups, settings] = await Promise.all([
+    healthView(session.shop),
+    storeTimeZone(admin, session.shop),
+    homeOverview(session.shop),
+    signupStatus(session.shop),
+    loadSettings(session.shop),
+  ]);
   return {
     ...view,
     zone,
     home,
     // The service's contact counts, or why they could not be read (null: not connected).
     consent: home.contacts?.read ? home.contacts.value : null,
+    // Signups at the service made Shopify customers (app/signups).
+    signups: { ...signups, on: settings.signupsToShopify },
     shop: { ...view.shop, pausedAt: view.shop.pausedAt?.toISOString() ?? null, connectedAt: view.shop.connectedAt?.toISOString() ?? null },
   };
 };
@@ -324,6 +335,11 @@ export default function SyncHealth() {
             />
           </InlineGrid>
         </Layout.Section>
+        {shop.connectedAt && (
+          <Layout.Section>
+            <SignupsCard counts={view.signups} on={view.signups.on} />
+          </Layout.Section>
+        )}
         <SectionCard
           title="Deliveries and failures"
           actions={

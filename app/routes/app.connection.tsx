@@ -23,7 +23,8 @@ import { connectionAction } from "~/admin/connection.server";
 import { HistoryImport } from "~/admin/HistoryImport";
 import { historyAction, historyView, orderWindow } from "~/admin/history.server";
 import { pauseText } from "~/admin/plain-words";
-import { loadSettings, saveConsentChoice } from "~/admin/settings.server";
+import { loadSettings, saveConsentChoice, saveSignupsChoice } from "~/admin/settings.server";
+import { SignupsChoice } from "~/admin/SignupsChoice";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { importedText, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
@@ -43,7 +44,7 @@ export const loader = async ({ request }: LoaderFunctionArgs) => {
   ]);
   // Before the first connection the merchant chooses the consent mode, with this store's numbers.
   const consentCounts = shop.account ? null : await shopifyConsentCounts(admin, session.shop);
-  return { ...shop, optInMode: settings.optInMode, consentCounts, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
+  return { ...shop, optInMode: settings.optInMode, signupsToShopify: settings.signupsToShopify, consentCounts, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -55,6 +56,8 @@ export const action = async ({ request }: ActionFunctionArgs) => {
     const saved = await saveConsentChoice(session.shop, form.get("optInMode"));
     if (!saved.ok) return { ok: false as const, errors: saved.errors, at: Date.now() };
   }
+  // The signups choice (a checkbox: absent when unticked, so the form says it offered the choice).
+  if (form.get("intent") === "connect" && form.has("signupsChoice")) await saveSignupsChoice(session.shop, form.get("signupsToShopify") === "true");
   return connectionAction(session.shop, form);
 };
 
@@ -76,6 +79,7 @@ export default function Connection() {
   const navigation = useNavigation();
   const [apiKey, setApiKey] = useState("");
   const [optInMode, setOptInMode] = useState<OptInMode>(shop.optInMode);
+  const [signups, setSignups] = useState(shop.signupsToShopify);
   // Replacing a key may switch accounts: the merchant confirms first.
   const [confirming, setConfirming] = useState(false);
   // Disconnecting stops the sync: asked first too.
@@ -111,6 +115,8 @@ export default function Connection() {
       <input type="hidden" name="intent" value="connect" />
       <FormLayout>
         {!account && <ConsentChoice value={optInMode} onChange={setOptInMode} counts={shop.consentCounts} error={result && !result.ok ? result.errors.optInMode : undefined} />}
+        {!account && <input type="hidden" name="signupsChoice" value="1" />}
+        {!account && <SignupsChoice checked={signups} onChange={setSignups} counts={null} />}
         <TextField
           label="API key"
           name="apiKey"

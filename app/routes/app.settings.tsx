@@ -5,23 +5,26 @@ import { useEffect, useRef, useState } from "react";
 import { ConsentChoice } from "~/admin/ConsentChoice";
 import { shopifyConsentCounts } from "~/admin/consent-counts.server";
 import { FormSaveBar } from "~/admin/FormSaveBar";
+import { SignupsChoice } from "~/admin/SignupsChoice";
 import { SEGMENT_IMPORT_RETRY_INTENT, SEGMENTS_INTENT, SegmentSettings } from "~/admin/SegmentSettings";
 import { loadSettings, saveSettings, type SaveSettingsResult } from "~/admin/settings.server";
 import { TRACKER_MODES } from "~/admin/tracker-modes";
 import { PageError, SectionCard, useToast } from "~/admin/ui";
 import { retryMemberImport, saveSegmentChoice, segmentChoices } from "~/segments/segments.server";
+import { signupStatus } from "~/signups/signups.server";
 import { authenticate } from "~/shopify.server";
 
 export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
   const { admin, session } = await authenticate.admin(request);
-  const [settings, consentCounts, segments] = await Promise.all([
+  const [settings, consentCounts, segments, signups] = await Promise.all([
     loadSettings(session.shop),
     shopifyConsentCounts(admin, session.shop),
     segmentChoices(admin, session.shop),
+    signupStatus(session.shop),
   ]);
-  return { settings, consentCounts, segments };
+  return { settings, consentCounts, segments, signups };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
@@ -43,7 +46,7 @@ const settingsAnswer = (result: SaveSettingsResult) =>
 const asForm = (stored: Awaited<ReturnType<typeof loadSettings>>) => ({ ...stored, abandonmentDelayMinutes: String(stored.abandonmentDelayMinutes) });
 
 export default function Settings() {
-  const { settings, consentCounts, segments } = useLoaderData<typeof loader>();
+  const { settings, consentCounts, segments, signups } = useLoaderData<typeof loader>();
   const formRef = useRef<HTMLFormElement>(null);
   const result = useActionData<typeof settingsAnswer>();
   const navigation = useNavigation();
@@ -102,6 +105,7 @@ export default function Settings() {
             <SectionCard section={false}>
               <FormLayout>
                 <ConsentChoice value={s.optInMode} onChange={set("optInMode")} counts={consentCounts} error={errors.optInMode} />
+                <SignupsChoice checked={s.signupsToShopify} onChange={set("signupsToShopify")} counts={signups} error={errors.signupsToShopify} />
                 <Checkbox
                   value="true"
                   label="Sync customers who have not subscribed (as inactive contacts)"

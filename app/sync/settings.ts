@@ -43,6 +43,14 @@ export const shopSettingsSchema = z.object({
   trackerMode: z.enum(["modern", "legacy", "compat"]).default("modern"),
   /** Send storefront browsing events (product viewed, cart viewed); off unless the merchant opts in. */
   storefrontEvents: z.boolean().default(false),
+  /**
+   * People who signed up through the marketing service's own forms (any source but the app's) and
+   * confirmed become Shopify customers, subscribed and tagged (app/signups). On by default, as
+   * Shopify's bar for email apps asks (customer data synced to and from Shopify); chosen at
+   * connection and in Settings. Shops connected before 2026-11-28 keep it off until they choose
+   * (migration 20261128120000_signup_customers).
+   */
+  signupsToShopify: z.boolean().default(true),
   /** The `source` field of every service call. */
   source: z.string().trim().min(1).max(100).default("shopify"),
 });

@@ -210,6 +210,10 @@ Unsubscribe a contact at the service; within 2 minutes Shopify gets ReturnEmailC
   curl -s -XPOST ${emulator.url}/__emulator/people/status -d '{"email":"<email of a subscribed customer>","statusDetails":"unsubscribed"}'
   curl -s '${admin.url}/__requests?operation=ReturnEmailConsent'
 
+Sign up at the service's own form; within 2 minutes it is a Shopify customer (SignupCustomerCreate):
+  curl -s -XPOST ${emulator.url}/__emulator/people/signup -d '{"email":"new.reader@example.com","firstName":"Nia"}'
+  curl -s '${admin.url}/__requests?operation=SignupCustomerCreate'
+
 Send a webhook by hand:
   body='{"id":1,"email":"you@example.com","updated_at":"2026-11-22T10:00:00Z","email_marketing_consent":{"state":"subscribed"}}'
   hmac=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${DEV_SECRETS.SHOPIFY_API_SECRET}' -binary | base64)

@@ -393,6 +393,17 @@ export async function startEmulator(
         else return send(res, 422, { message: "statusDetails must be unsubscribed or blocked" });
         return send(res, 200, { data: state.serializePerson(findPerson(email, accountId)!, "full") });
       }
+      case "POST /__emulator/people/signup": {
+        // A signup through the service's own form, and its confirmation link (outside the API).
+        const email = String(body.email ?? "");
+        const accountId = typeof body.accountId === "number" ? body.accountId : defaultAccountId;
+        if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) return send(res, 422, { message: "email must be an email address" });
+        const source = typeof body.source === "string" && body.source !== "" ? body.source : "form";
+        const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+        const p = state.signUp(accountId, email, { source, firstName: str(body.firstName), lastName: str(body.lastName), confirm: body.confirm !== false });
+        if (!p) return send(res, 422, { message: "The email is already a person of the account" });
+        return send(res, 200, { data: state.serializePerson(p, "full") });
+      }
       case "POST /__emulator/keys/revoke":
         emulator.revokeApiKey(String(body.apiKey ?? ""));
         return send(res, 200, { ok: true });

@@ -401,6 +401,24 @@ export class ServiceState {
 
   // -------------------------------------------------------------- people
 
+  /**
+   * A signup through the service's own form (outside the API): a new person whose `source` is the
+   * form's, with the account's double opt-in applied as for any new person (§3.2: unconfirmed and a
+   * confirmation email, or confirmed); `confirm` then follows the confirmation link. An address
+   * that is already a person is refused (the form's handling of it: not shown).
+   */
+  signUp(accountId: number, email: string, opts: { source: string; firstName?: string; lastName?: string; confirm: boolean }): PersonRec | undefined {
+    const acc = this.account(accountId);
+    if (this.findPerson(accountId, email)) return undefined;
+    const p = this.newPerson(accountId, email);
+    p.customFields.source = opts.source;
+    if (opts.firstName) this.setCustomField(p, "firstName", opts.firstName);
+    if (opts.lastName) this.setCustomField(p, "lastName", opts.lastName);
+    this.applyDefaultOptIn(acc, p);
+    if (opts.confirm && p.statusDetails === "unconfirmed") p.statusDetails = "confirmed";
+    return p;
+  }
+
   findPerson(accountId: number, idOrEmail: string): PersonRec | undefined {
     if (/^\d+$/.test(idOrEmail)) {
       const id = this.internalId(idOrEmail);

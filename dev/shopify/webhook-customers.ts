@@ -8,10 +8,42 @@ import type { FakeAdmin } from "./fake-admin";
  * Customer ids are Shopify-wide: a body sent under another shop is that shop's record only.
  * `customerEmailMarketingConsentUpdate` changes a known customer's state as Shopify's 2026-04
  * schema describes it (input SUBSCRIBED, UNSUBSCRIBED or PENDING only; userErrors otherwise).
+ * `customerByIdentifier(identifier: { emailAddress })` finds a customer by its email, and
+ * `customerCreate` creates one as the 2026-04 schema's CustomerInput describes it: one customer per
+ * email in a store ("Email has already been taken"), the consent's state SUBSCRIBED, UNSUBSCRIBED
+ * or PENDING only, and consent only with an email.
  * Returns the function that records a delivery before it is sent.
  */
 export function answerConsentFromWebhooks(admin: Pick<FakeAdmin, "onGraphql">): (delivery: { topic: string; shop: string; body: string | object }) => void {
   const consentByShopCustomer = new Map<string, string>();
+  // shop|lower-case email → the customer's GID and tags.
+  const customersByEmail = new Map<string, { id: string; tags: string[] }>();
+  let nextCustomer = 9_100_000_000_000;
+  admin.onGraphql("customerByIdentifier(", (_query, _variables, shop) => ({
+    customerByIdentifier: ({ identifier }: { identifier: { emailAddress?: string | null } }) => {
+      const found = identifier.emailAddress ? customersByEmail.get(`${shop}|${identifier.emailAddress.trim().toLowerCase()}`) : undefined;
+      return found ? { id: found.id, tags: found.tags } : null;
+    },
+  }));
+  admin.onGraphql("customerCreate(", (_query, _variables, shop) => ({
+    customerCreate: ({ input }: { input: CustomerCreateInput }) => {
+      const refuse = (field: string[], message: string) => ({ customer: null, userErrors: [{ field, message }] });
+      const email = input.email?.trim().toLowerCase();
+      const consent = input.emailMarketingConsent;
+      if (email !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) return refuse(["email"], "Email is invalid");
+      if (email && customersByEmail.has(`${shop}|${email}`)) return refuse(["email"], "Email has already been taken");
+      if (consent && !email) return refuse(["emailMarketingConsent"], "An email address is required to set the email marketing consent state.");
+      if (consent && !["SUBSCRIBED", "UNSUBSCRIBED", "PENDING"].includes(consent.marketingState)) {
+        return refuse(["emailMarketingConsent", "marketingState"], `Marketing state ${consent.marketingState} cannot be set`);
+      }
+      if (!email && !input.phone && !input.firstName && !input.lastName) return refuse(["customer"], "Customer must have a name, phone number or email address");
+      const id = `gid://shopify/Customer/${++nextCustomer}`;
+      const tags = typeof input.tags === "string" ? input.tags.split(",").map((t) => t.trim()).filter(Boolean) : (input.tags ?? []);
+      if (email) customersByEmail.set(`${shop}|${email}`, { id, tags });
+      consentByShopCustomer.set(`${shop}|${id}`, consent?.marketingState ?? "NOT_SUBSCRIBED");
+      return { customer: { id }, userErrors: [] };
+    },
+  }));
   admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
     const state = consentByShopCustomer.get(`${shop}|${String(variables.id)}`);
     return { customer: state ? { id: variables.id, defaultEmailAddress: { marketingState: state } } : null };
@@ -52,6 +84,11 @@ export function answerConsentFromWebhooks(admin: Pick<FakeAdmin, "onGraphql">): 
       body.admin_graphql_api_id ??
       `gid://shopify/Customer/${String(body.customer_id ?? body.id)}`;
     if (typeof consent === "string") consentByShopCustomer.set(`${delivery.shop}|${String(gid)}`, consent.toUpperCase());
+    const email = typeof body.email === "string" ? body.email : typeof body.email_address === "string" ? body.email_address : null;
+    if (email && !customersByEmail.has(`${delivery.shop}|${email.toLowerCase()}`)) {
+      const tags = typeof body.tags === "string" ? body.tags.split(",").map((t) => t.trim()).filter(Boolean) : [];
+      customersByEmail.set(`${delivery.shop}|${email.toLowerCase()}`, { id: String(gid), tags });
+    }
   };
 }
 
@@ -59,4 +96,14 @@ export function answerConsentFromWebhooks(admin: Pick<FakeAdmin, "onGraphql">): 
 interface ConsentUpdateInput {
   customerId: string;
   emailMarketingConsent: { marketingState: string; marketingOptInLevel?: string | null; consentUpdatedAt?: string | null };
+}
+
+/** CustomerInput (Shopify 2026-04), the fields customerCreate reads here. */
+interface CustomerCreateInput {
+  email?: string;
+  phone?: string;
+  firstName?: string;
+  lastName?: string;
+  tags?: string[] | string;
+  emailMarketingConsent?: { marketingState: string; marketingOptInLevel?: string | null; consentUpdatedAt?: string | null };
 }

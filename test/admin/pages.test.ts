@@ -623,3 +623,36 @@ describe("health, problems and activity over the real pipeline", () => {
     expect(home.shop.state).toBe("not_connected");
   });
 });
+
+describe("signups to Shopify", () => {
+  const C = "admin-c.myshopify.com";
+  type Signups = { waiting: number | null; created: number; lastError: string | null };
+
+  it("is recommended on, chosen at connection and in Settings, with the number read by the last sweep", async () => {
+    expect((await openPage(h.app.url, C, "/app")).status).toBe(200);
+    const before = await routeData<{ signupsToShopify: boolean }>(await loadData(h.app.url, C, "/app/connection"), "routes/app.connection");
+    expect(before.signupsToShopify).toBe(true);
+    // Connecting with the box unticked: the choice is saved off.
+    const connected = await actionData<{ ok: boolean }>(
+      await postForm(h.app.url, C, "/app/connection", { intent: "connect", apiKey: h.emulator.apiKey, optInMode: "trust_shopify", signupsChoice: "1" }),
+    );
+    expect(connected.ok).toBe(true);
+    expect((await shopContext(C)).settings.signupsToShopify).toBe(false);
+
+    // Settings: not counted yet, then the last sweep's count.
+    const settingsData = async () => routeData<{ settings: { signupsToShopify: boolean }; signups: Signups }>(await loadData(h.app.url, C, "/app/settings"), "routes/app.settings");
+    expect((await settingsData()).signups).toMatchObject({ waiting: null, created: 0, lastError: null });
+    // Connecting from the page made the first sweep due at once; here it has run and counted 4.
+    expect((await h.app.db.sql.query<{ due: boolean }>(`SELECT "dueAt" <= now() AS due FROM "SignupSweepState" WHERE shop = $1`, [C]))[0]).toEqual({ due: true });
+    await h.app.db.sql.query(`UPDATE "SignupSweepState" SET "dueAt" = now() + interval '1 hour', "lastWaiting" = 4, "lastSweepAt" = now() WHERE shop = $1`, [C]);
+    expect(await settingsData()).toMatchObject({ settings: { signupsToShopify: false }, signups: { waiting: 4, created: 0 } });
+
+    const saved = await actionData<{ ok: boolean }>(
+      await postForm(h.app.url, C, "/app/settings", { optInMode: "trust_shopify", orderCompletedOn: "paid", abandonmentDelayMinutes: "60", trackerMode: "modern", source: "shopify", signupsToShopify: "true" }),
+    );
+    expect(saved.ok).toBe(true);
+    expect((await shopContext(C)).settings.signupsToShopify).toBe(true);
+    const home = await routeData<{ signups: Signups & { on: boolean } }>(await loadData(h.app.url, C, "/app"), "routes/app._index");
+    expect(home.signups).toMatchObject({ on: true, waiting: 4, created: 0 });
+  });
+});
