@@ -3,7 +3,7 @@ import { Form, useLoaderData, useNavigation, useActionData } from "@remix-run/re
 import { Badge, Banner, BlockStack, Button, InlineStack, Layout, Link, List, Page, Text } from "@shopify/polaris";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { trackerModeLabel } from "~/admin/tracker-modes";
-import { formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
+import { ActionError, formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 import { storefrontOverview, type EmbedState } from "~/storefront/onboarding.server";
 import { syncTracker } from "~/storefront/tracker.server";
@@ -34,11 +34,13 @@ const EMBED: Record<EmbedState, { tone: "success" | "attention" | "critical" | u
 export default function Storefront() {
   const o = useLoaderData<typeof loader>();
   const navigation = useNavigation();
-  useToast(useActionData<typeof action>());
+  const result = useActionData<typeof action>();
+  useToast(result);
   const embed = EMBED[o.embed.state];
   return (
     <Page title="Storefront" subtitle="The tracker on your online store and the browsing events it adds">
       <Layout>
+        <ActionError result={result} />
         {!o.connected && (
           <Layout.Section>
             <Banner tone="warning" title="Not connected">
