@@ -86,6 +86,7 @@ beforeAll(async () => {
   campaignId = (await svc.campaigns.create({ name: "Winter sale" })).id;
   h.emulator.setFaults({ serverErrors: 50, pathPrefix: "/api/people" });
   await h.send({ topic: "customers/create", shop: SHOP, body: customerBody({ id: "8001", email: "grace@example.com", consent: "subscribed" }) });
+  await h.send({ topic: "customers/create", shop: SHOP, body: customerBody({ id: "8003", email: "alan@example.com", consent: "subscribed" }) });
   await h.settle();
   h.emulator.clearFaults();
   const dataRequest = { shop_id: 1, shop_domain: SHOP, customer: { id: 8002, email: "linus@example.com", phone: null }, orders_requested: [], data_request: { id: 1 } };
@@ -201,5 +202,20 @@ describe("every admin page meets the design bar and axe", () => {
     await page.keyboard.press("Space");
     await toasted("Sending again");
     await page.locator('[data-replay-outcome="delivered"]').waitFor();
+  });
+
+  it("an action that fails says so in the page, not in a toast that vanishes", async () => {
+    const toasts = () => page.evaluate(() => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).length);
+    await open("/app/problems");
+    await page.getByRole("button", { name: "Discard Customer 8003" }).click();
+    await page.getByText("Discard this change? It will not be sent to your marketing account.").waitFor();
+    // Meanwhile the change was dealt with elsewhere (another tab, the support CLI).
+    await h.app.db.prisma.outboundCall.updateMany({ where: { shop: SHOP, objectKey: "customer:8003", status: "dead" }, data: { status: "superseded" } });
+    const before = await toasts();
+    await page.getByRole("button", { name: "Discard Customer 8003", exact: true }).click();
+    await page.getByText("Already handled").waitFor();
+    await settled();
+    expect(await toasts()).toBe(before);
+    await page.screenshot({ path: path.join(SHOTS, "problems-action-error-1440.png") });
   });
 });
