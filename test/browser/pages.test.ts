@@ -213,7 +213,7 @@ describe("every admin page meets the design bar and axe", () => {
     await h.app.db.prisma.outboundCall.updateMany({ where: { shop: SHOP, objectKey: "customer:8003", status: "dead" }, data: { status: "superseded" } });
     const before = await toasts();
     await page.getByRole("button", { name: "Discard Customer 8003", exact: true }).click();
-    await page.getByText("Already handled").waitFor();
+    await page.locator("main").getByText("Already handled").waitFor();
     await settled();
     expect(await toasts()).toBe(before);
     await page.screenshot({ path: path.join(SHOTS, "problems-action-error-1440.png") });
