@@ -1,6 +1,6 @@
 import { SaveBar } from "@shopify/app-bridge-react";
 import { Box, Button, InlineStack, Text } from "@shopify/polaris";
-import { useEffect, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 
 /** Whether the admin around the app provides App Bridge's save bar (the `ui-save-bar` element). */
 function useBridgeSaveBar(): boolean {
@@ -10,13 +10,35 @@ function useBridgeSaveBar(): boolean {
   return available;
 }
 
+// useLayoutEffect warns on the server, where nothing is measured anyway.
+const useBrowserLayoutEffect = typeof window === "undefined" ? useEffect : useLayoutEffect;
+
+/** An element's height as it is drawn, kept up to date (the bar wraps onto more lines when narrow). */
+function useHeight() {
+  const ref = useRef<HTMLDivElement>(null);
+  const [height, setHeight] = useState(0);
+  useBrowserLayoutEffect(() => {
+    const el = ref.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => setHeight(el.offsetHeight));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return { ref, height };
+}
+
 /**
  * Save and Discard for a settings form: App Bridge's contextual save bar at the top of the admin
- * where the admin provides it, else a Polaris bar stuck to the bottom of the page (tests, or an
- * admin without App Bridge). `onSave` submits the form; `onDiscard` restores the saved values.
+ * where the admin provides it, else a Polaris bar (tests, or an admin without App Bridge). That bar
+ * sits at the end of the form while nothing is unsaved; once something is, it is fixed to the bottom
+ * of the frame whatever the window's height and the scroll (Built for Shopify: the save bar is in
+ * view whenever a form is dirty). `position: sticky` held only within its parent, the last layout
+ * section, and so sat below a 900 px tall window. `onSave` submits the form; `onDiscard` restores
+ * the saved values.
  */
 export function FormSaveBar({ id, dirty, saving, onSave, onDiscard, idleText }: { id: string; dirty: boolean; saving: boolean; onSave: () => void; onDiscard: () => void; idleText: string }) {
   const bridge = useBridgeSaveBar();
+  const bar = useHeight();
   if (bridge) {
     return (
       <SaveBar id={id} open={dirty}>
@@ -26,31 +48,33 @@ export function FormSaveBar({ id, dirty, saving, onSave, onDiscard, idleText }: 
     );
   }
   return (
-    // Sticks to the bottom of the frame while the page scrolls: what is unsaved, and Save, stay in view.
-    <div style={{ position: "sticky", bottom: 0, zIndex: 10 }} data-save-bar="polaris">
-      <Box background={dirty ? "bg-fill-inverse" : "bg-surface"} padding="300" borderRadius="200" shadow="400">
-        <InlineStack align="space-between" gap="300" blockAlign="center">
-          {dirty ? (
-            <Text as="p" fontWeight="semibold" tone="text-inverse">
-              Unsaved changes
-            </Text>
-          ) : (
-            <Text as="p" variant="bodySm" tone="subdued">
-              {idleText}
-            </Text>
-          )}
-          <InlineStack gap="200">
-            {dirty && (
-              <Button onClick={onDiscard} disabled={saving}>
-                Discard
-              </Button>
+    // While the bar is fixed its place stays as tall as it is, so the end of the page can scroll out from under it.
+    <div style={{ minHeight: dirty ? bar.height : undefined }}>
+      <div ref={bar.ref} style={dirty ? { position: "fixed", insetInline: 0, bottom: 0, zIndex: 10, padding: "var(--p-space-200)" } : undefined} data-save-bar="polaris">
+        <Box background={dirty ? "bg-fill-inverse" : "bg-surface"} padding="300" borderRadius="200" shadow="400">
+          <InlineStack align="space-between" gap="300" blockAlign="center">
+            {dirty ? (
+              <Text as="p" fontWeight="semibold" tone="text-inverse">
+                Unsaved changes
+              </Text>
+            ) : (
+              <Text as="p" variant="bodySm" tone="subdued">
+                {idleText}
+              </Text>
             )}
-            <Button variant="primary" onClick={onSave} loading={saving} disabled={!dirty && !saving}>
-              Save
-            </Button>
+            <InlineStack gap="200">
+              {dirty && (
+                <Button onClick={onDiscard} disabled={saving}>
+                  Discard
+                </Button>
+              )}
+              <Button variant="primary" onClick={onSave} loading={saving} disabled={!dirty && !saving}>
+                Save
+              </Button>
+            </InlineStack>
           </InlineStack>
-        </InlineStack>
-      </Box>
+        </Box>
+      </div>
     </div>
   );
 }

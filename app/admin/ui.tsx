@@ -13,7 +13,7 @@ import {
   Text,
   type BlockStackProps,
 } from "@shopify/polaris";
-import { useEffect, type ReactNode } from "react";
+import { useEffect, type ReactNode, type RefObject } from "react";
 
 interface AppBridge {
   toast?: { show(message: string, options?: { isError?: boolean; duration?: number }): void };
@@ -25,11 +25,25 @@ export function showToast(message: string, options?: { isError?: boolean }): voi
   (window as { shopify?: AppBridge }).shopify?.toast?.show(message, options);
 }
 
-/** Shows a toast once per new action result that carries one. */
+/**
+ * Shows a toast once per new action result that carries one, unless the result is an error: a toast
+ * vanishes, and Built for Shopify wants errors shown where they happened and kept until dealt with.
+ * A page shows an error result beside its field, or with ActionError.
+ */
 export function useToast(result: { toast?: string; error?: boolean; at?: number } | undefined): void {
   useEffect(() => {
-    if (result?.toast) showToast(result.toast, { isError: result.error });
+    if (result?.toast && !result.error) showToast(result.toast);
   }, [result]);
+}
+
+/** An action's error result in words, in the page (a layout section) until the next action. */
+export function ActionError({ result }: { result: { ok?: boolean; toast?: string; error?: boolean } | undefined }) {
+  if (!result?.error || !result.toast) return null;
+  return (
+    <Layout.Section>
+      <Banner tone="critical" title={result.toast} />
+    </Layout.Section>
+  );
 }
 
 /**
@@ -52,6 +66,41 @@ export function useRefreshWhile(active: boolean, everyMs: number): void {
     }, everyMs);
     return () => clearInterval(timer);
   }, [active, everyMs, revalidator]);
+}
+
+/**
+ * Makes every region inside `ref` that scrolls sideways (Polaris' tables on a narrow window) and has
+ * nothing focusable in it reachable by Tab, so a keyboard alone can scroll it (axe's
+ * scrollable-region-focusable). Polaris gives its scroll containers no tabindex, and whether one
+ * scrolls depends on the window, so this is checked whenever the page's content or size changes.
+ */
+export function useFocusableScrollRegions(ref: RefObject<HTMLElement | null>): void {
+  useEffect(() => {
+    const root = ref.current;
+    if (!root) return;
+    const focusable = "a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex=\"-1\"])";
+    const mark = () => {
+      for (const el of root.querySelectorAll<HTMLElement>(".Polaris-IndexTable-ScrollContainer, .Polaris-DataTable__ScrollContainer")) {
+        const scrolls = el.scrollWidth > el.clientWidth;
+        const marked = el.dataset.scrollFocus === "1";
+        if (scrolls && !marked && !el.querySelector(focusable)) {
+          el.tabIndex = 0;
+          el.dataset.scrollFocus = "1";
+        } else if (!scrolls && marked) {
+          el.removeAttribute("tabindex");
+          delete el.dataset.scrollFocus;
+        }
+      }
+    };
+    mark();
+    const observer = new MutationObserver(mark);
+    observer.observe(root, { childList: true, subtree: true });
+    window.addEventListener("resize", mark);
+    return () => {
+      observer.disconnect();
+      window.removeEventListener("resize", mark);
+    };
+  }, [ref]);
 }
 
 export function SectionCard({

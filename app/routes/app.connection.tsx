@@ -26,7 +26,7 @@ import { pauseText } from "~/admin/plain-words";
 import { loadSettings, saveConsentChoice, saveSignupsChoice } from "~/admin/settings.server";
 import { SignupsChoice } from "~/admin/SignupsChoice";
 import { storeTimeZone } from "~/admin/store-zone.server";
-import { PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
+import { ActionError, PageError, SectionCard, SupportDetails, formatWhen, useToast } from "~/admin/ui";
 import { importedText, NOT_CAUGHT_UP, type ConnectionNotice } from "~/shops/connection-text";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
@@ -166,6 +166,7 @@ export default function Connection() {
   return (
     <Page title="Connection" subtitle="Your email marketing account">
       <Layout>
+        <ActionError result={result} />
         {shop.state === "paused" && (
           <Layout.Section>
             <Banner tone="critical" title="Sync is paused: the marketing service rejected your API key">

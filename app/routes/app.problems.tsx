@@ -19,7 +19,7 @@ import { failureText, unusableText } from "~/admin/plain-words";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { problemAction } from "~/admin/problems-action.server";
 import { listProblems, listReplayed, listRetrying, listUnprocessed, type ReplayOutcome } from "~/admin/problems.server";
-import { EmptyState, PageError, SectionCard, SupportDetails, formatWhen, useRefreshWhile, useToast } from "~/admin/ui";
+import { ActionError, EmptyState, PageError, SectionCard, SupportDetails, formatWhen, useRefreshWhile, useToast } from "~/admin/ui";
 import { describeShop } from "~/shops/shops.server";
 import { authenticate } from "~/shopify.server";
 
@@ -174,6 +174,7 @@ export default function Problems() {
   return (
     <Page title="Problems" subtitle="Changes that could not be delivered, grouped by reason">
       <Layout>
+        <ActionError result={result} />
         {notConnected && <NotConnectedCard />}
         <Layout.Section>
           <SearchCard search={search} placeholder="Search by customer email or order name (#1001)" />
@@ -265,7 +266,7 @@ export default function Problems() {
                 resourceName={{ singular: "problem", plural: "problems" }}
                 itemCount={g.problems.length}
                 selectable={false}
-                headings={failureHeadings({ title: "Service message" }, { title: "" })}
+                headings={failureHeadings({ title: "Service message" }, { title: "Actions", hidden: true })}
               >
                 {g.problems.map((p, i) => (
                   <IndexTable.Row id={p.id} key={p.id} position={i}>

@@ -4,7 +4,7 @@ import { Badge, Banner, Button, Layout, Link, List, Page, Text } from "@shopify/
 import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { trackerModeLabel } from "~/admin/tracker-modes";
-import { formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
+import { ActionError, formatNumber, formatWhen, PageError, SectionCard, useToast } from "~/admin/ui";
 import { authenticate } from "~/shopify.server";
 import { storefrontOverview } from "~/storefront/onboarding.server";
 import { syncTracker } from "~/storefront/tracker.server";
@@ -28,10 +28,12 @@ export const action = async ({ request }: ActionFunctionArgs) => {
 export default function Storefront() {
   const o = useLoaderData<typeof loader>();
   const navigation = useNavigation();
-  useToast(useActionData<typeof action>());
+  const result = useActionData<typeof action>();
+  useToast(result);
   return (
     <Page title="Storefront" subtitle="The tracker on your online store and the browsing events it adds">
       <Layout>
+        <ActionError result={result} />
         {!o.connected && (
           <Layout.Section>
             <Banner tone="warning" title="Not connected">

@@ -93,7 +93,7 @@ export default function Templates() {
                   resourceName={{ singular: "template", plural: "templates" }}
                   itemCount={data.templates.length}
                   selectable={false}
-                  headings={[{ title: "Template" }, { title: "Created" }, { title: "Preview" }, { title: "" }]}
+                  headings={[{ title: "Template" }, { title: "Created" }, { title: "Preview" }, { title: "Actions", hidden: true }]}
                 >
                   {data.templates.map((t, i) => (
                     <IndexTable.Row id={t.id} key={t.id} position={i}>

@@ -4,8 +4,8 @@ import { NavMenu } from "@shopify/app-bridge-react";
 import polarisStyles from "@shopify/polaris/build/esm/styles.css?url";
 import { boundary } from "@shopify/shopify-app-remix/server";
 import { AppProvider } from "@shopify/shopify-app-remix/react";
-import { useEffect } from "react";
-import { PageSkeleton } from "~/admin/ui";
+import { useEffect, useRef } from "react";
+import { PageSkeleton, useFocusableScrollRegions } from "~/admin/ui";
 import { config } from "~/config.server";
 import { authenticate } from "~/shopify.server";
 
@@ -36,6 +36,8 @@ export default function AppLayout() {
   const navigation = useNavigation();
   const location = useLocation();
   const loading = navigation.state !== "idle";
+  const main = useRef<HTMLElement>(null);
+  useFocusableScrollRegions(main);
   // Going to another page: its skeleton while its data loads (same page: dimmed, as it refreshes).
   const nextPage = navigation.state === "loading" && navigation.location.pathname !== location.pathname ? navigation.location.pathname : null;
   // The admin's own loading bar (App Bridge), shown while a page loads or a form saves.
@@ -60,9 +62,11 @@ export default function AppLayout() {
         <Link to="/app/privacy">Privacy</Link>
         <Link to="/app/storefront">Storefront</Link>
       </NavMenu>
-      <div aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
+      {/* The page's main landmark: in the admin the iframe's content is the main content (the nav
+          menu and the save bar are the admin's own, outside it). */}
+      <main ref={main} aria-busy={loading} style={{ opacity: navigation.state === "loading" && !nextPage ? 0.6 : 1, transition: "opacity 150ms" }}>
         {nextPage ? <PageSkeleton title={TITLES[nextPage.replace(/\/$/, "")] ?? ""} /> : <Outlet />}
-      </div>
+      </main>
     </AppProvider>
   );
 }

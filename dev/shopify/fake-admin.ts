@@ -493,7 +493,7 @@ function appBridgeStub(origin: string): string {
   // The real admin shows the nav menu and toasts outside the iframe; the stub draws them in the page.
   const style = document.createElement("style");
   style.textContent = \`
-    ui-nav-menu { display: flex; gap: 4px; padding: 8px 16px; background: #1a1a1a; position: sticky; top: 0; z-index: 500;
+    ui-nav-menu { display: flex; flex-wrap: wrap; gap: 4px; padding: 8px 16px; background: #1a1a1a; position: sticky; top: 0; z-index: 500;
       font: 500 13px/20px -apple-system, BlinkMacSystemFont, "San Francisco", "Segoe UI", Roboto, sans-serif; }
     ui-nav-menu a { color: #e3e3e3; text-decoration: none; padding: 4px 10px; border-radius: 8px; }
     ui-nav-menu a:hover { background: #303030; }
