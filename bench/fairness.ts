@@ -7,7 +7,7 @@
  *                             [--postgres | --no-postgres] [--db pglite|postgres|both]
  *                             [--scenario flood,import,throttle] [--import-customers 100000]
  *                             [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
- *                             [--send record|http|both] [--mover-rest 0,200]
+ *                             [--send record|http|both]
  * (import and throttle: bench/fairness-scenarios.ts)
  *
  * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
@@ -35,10 +35,7 @@
  *           `--flood` distinct orders/create 16 at a time (the demo's replay), the quiet shops'
  *           customers/create each from its own loop; the quiet changes sent while the flood is being
  *           acknowledged are the ones that count. A quiet change's latency is from its send to its
- *           person reaching the emulator, split into answered (sent → 200), planned (→ the delivery's
- *           finishedAt) and arrived (→ the service).
- * `--mover-rest` runs the flood scenarios once per value of the journal mover's rest after a batch
- * (ACK_JOURNAL_POLICY.moverRestMaxMs; 0: batches back to back), to compare them in one run.
+ *           person reaching the emulator; `ack→planned` splits it (the delivery's receivedAt → finishedAt).
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
@@ -64,8 +61,6 @@ import {
 
 applyTestEnv({ LOG_LEVEL: "silent" });
 const { moveJournaledDeliveries, journaledBacklog } = await import("../app/pipeline/ingest.server");
-const { ACK_JOURNAL_POLICY } = await import("../app/pipeline/ack-journal.server");
-const moverRestDefault = ACK_JOURNAL_POLICY.moverRestMaxMs;
 const { receiveNodeWebhook } = await import("../app/webhooks/ingest.server");
 const { database } = await import("../app/db.server");
 const { startEmulator } = await import("../dev/emulator/server");
@@ -76,7 +71,7 @@ const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--
                           [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
                           [--db pglite|postgres|both] [--scenario flood,import,throttle] [--import-customers 100000]
                           [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
-                          [--send record|http|both] [--mover-rest 0,200]
+                          [--send record|http|both]
 (what each option means: the comment at the top of bench/fairness.ts)`;
 
 type Send = "record" | "http";
@@ -85,13 +80,10 @@ interface Scenario {
   flood: number;
   limited: boolean;
   send: Send;
-  /** The journal mover's rest (ms) for this run, or the policy's. */
-  rest: number | undefined;
 }
 interface Result {
   db: Db;
   send: Send;
-  rest: number | undefined;
   scenario: string;
   /** Latencies (ms) per quiet shop ("quiet-000", …). */
   perShop: Map<string, number[]>;
@@ -128,7 +120,6 @@ async function main(): Promise<void> {
       db: { type: "string", default: "both" },
       timeline: { type: "boolean", default: false },
       send: { type: "string", default: "record" },
-      "mover-rest": { type: "string" },
     },
   });
   if (values.help) {
@@ -159,18 +150,14 @@ async function main(): Promise<void> {
     await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline });
   }
   if (!picked.includes("flood")) return;
-  const rests = values["mover-rest"]?.split(",").map(Number) ?? [undefined];
-  if (!rests.every((r) => r === undefined || (r >= 0 && r <= 10_000))) throw new Error("--mover-rest 0..10000 (list)");
-  const scenarios: Scenario[] = rests.flatMap((rest) =>
-    sends.flatMap((send) => {
-      const tag = `${sends.length > 1 || send === "http" ? ` (${send})` : ""}${rest === undefined ? "" : ` mover rest ${rest}`}`;
-      return [
-        { name: `alone${tag}`, flood: 0, limited: false, send, rest },
-        ...floods.map((n) => ({ name: `flood ${n}${tag}`, flood: n, limited: false, send, rest })),
-        { name: `flood ${floods[0]} + one account 429${tag}`, flood: floods[0]!, limited: true, send, rest },
-      ];
-    }),
-  );
+  const scenarios: Scenario[] = sends.flatMap((send) => {
+    const tag = sends.length > 1 || send === "http" ? ` (${send})` : "";
+    return [
+      { name: `alone${tag}`, flood: 0, limited: false, send },
+      ...floods.map((n) => ({ name: `flood ${n}${tag}`, flood: n, limited: false, send })),
+      { name: `flood ${floods[0]} + one account 429${tag}`, flood: floods[0]!, limited: true, send },
+    ];
+  });
   console.log(
     `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
       `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
@@ -190,7 +177,7 @@ async function main(): Promise<void> {
   const rows: (string | number)[][] = [];
   for (const r of results) {
     // Each way of sending against its own alone run.
-    const alone = results.find((a) => a.db === r.db && a.send === r.send && a.rest === r.rest && a.scenario.startsWith("alone"))!;
+    const alone = results.find((a) => a.db === r.db && a.send === r.send && a.scenario.startsWith("alone"))!;
     const all = [...r.perShop.values()].flat();
     // Per shop: its p99 against max(2 s, 3 × its p99 alone).
     let worstShop = "";
@@ -233,7 +220,6 @@ async function run(
   scenario: Scenario,
   o: { adminUrl: string | undefined; shops: number; everyMs: number; aloneMs: number; capMs: number; latencyMs: number; workers: number; timeline: boolean },
 ): Promise<Result> {
-  ACK_JOURNAL_POLICY.moverRestMaxMs = scenario.rest ?? moverRestDefault;
   const emulator = await startEmulator({ port: 0 });
   const { close } = await openBenchDatabase(db, { adminUrl: o.adminUrl, tmpPrefix: "ms-bench-fair-" });
   const tag = randomUUID().slice(0, 6);
@@ -266,6 +252,8 @@ async function run(
         if (req.method === "POST" && req.url === "/webhooks") receiveNodeWebhook(req, res, () => res.writeHead(500).end());
         else res.writeHead(404).end();
       });
+      // Longer than undici's idle sockets: a socket the server closed under load reset a send (ECONNRESET).
+      web.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve) => web!.listen(0, "127.0.0.1", resolve));
       const target = `http://127.0.0.1:${(web.address() as AddressInfo).port}/webhooks`;
       agent = new Agent({ connections: 64 });
@@ -415,7 +403,7 @@ async function run(
       stages.plan.push(done - answeredAt);
       stages.deliver.push(got - done);
     }
-    return { db, send: scenario.send, rest: scenario.rest, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, floodRecordedSeconds, limitedAsked: answered429.length, stages };
+    return { db, send: scenario.send, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, floodRecordedSeconds, limitedAsked: answered429.length, stages };
   } finally {
     await agent?.close();
     if (web) await new Promise((resolve) => (web!.closeAllConnections(), web!.close(resolve)));

@@ -36,14 +36,6 @@ export const ACK_JOURNAL_POLICY = {
   /** Batches the worker moves itself before each pass, when no move is under way. */
   workerMoveBatches: 4,
   /**
-   * The mover's own loop moves one batch, then rests as long as it took (at most this long) before
-   * the next, while more wait: each move holds PGlite's one connection, and moved back to back
-   * they left the worker one statement per move. Planning a batch is ~15 statements, so another
-   * shop's change acknowledged during a flood's 3,000 orders was planned only once the flood's
-   * journal was drained (bench:fairness --send http, 2026-11-28).
-   */
-  moverRestMaxMs: 200,
-  /**
    * Not-yet-moved deliveries beyond which acknowledgements stop being journaled and go straight to
    * the database, which then answers for itself (503 while it fails): moves that keep failing must
    * not grow memory and the file without bound.
@@ -117,8 +109,6 @@ export class AckJournal {
   private timer: NodeJS.Timeout | undefined;
   private timerDueAt = 0;
   private appendsPausedUntil = 0;
-  /** The mover's rest after a batch: appends do not bring its next batch sooner. */
-  private restingUntil = 0;
   private oldCheckpointsLeft = true;
   private generationStartedAt = Date.now();
   private closed = false;
@@ -193,7 +183,7 @@ export class AckJournal {
     this.end += line.length;
     this.pending.push({ delivery, end: this.end, bytes: line.length });
     this.pendingBytes += line.length;
-    this.schedule(Math.max(policy.moveDelayMs, this.restingUntil - Date.now()));
+    this.schedule(policy.moveDelayMs);
     return true;
   }
 
@@ -217,27 +207,6 @@ export class AckJournal {
    */
   moveSome(batches: number): Promise<number> {
     return this.moving ? Promise.resolve(0) : this.startMove(batches);
-  }
-
-  /**
-   * The mover's turn: one batch (none while another move is under way), then a rest as long as it
-   * took before the next, so the worker's statements get the connection in between (moverRestMaxMs).
-   */
-  private async moveTurn(): Promise<void> {
-    if (this.moving) {
-      await this.moving;
-      this.schedule(0);
-      return;
-    }
-    const started = Date.now();
-    await this.startMove(1);
-    if (!this.pending.length) return;
-    const rest = Math.min(Date.now() - started, ACK_JOURNAL_POLICY.moverRestMaxMs);
-    this.restingUntil = Date.now() + rest;
-    // Appends during the move asked for a sooner turn: the rest comes first.
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.schedule(rest);
   }
 
   private startMove(maxBatches: number): Promise<number> {
@@ -322,7 +291,7 @@ export class AckJournal {
     this.timerDueAt = dueAt;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.moveTurn().catch((error: unknown) => {
+      this.moveAll().catch((error: unknown) => {
         logger().error({ err: messageOf(error), deliveries: this.pending.length }, "acknowledgement journal: move failed, will retry");
         this.schedule(ACK_JOURNAL_POLICY.retryAfterMs);
       });
