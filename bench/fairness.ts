@@ -7,6 +7,7 @@
  *                             [--postgres | --no-postgres] [--db pglite|postgres|both]
  *                             [--scenario flood,import,throttle] [--import-customers 100000]
  *                             [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
+ *                             [--send record|http|both]
  * (import and throttle: bench/fairness-scenarios.ts)
  *
  * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
@@ -25,13 +26,27 @@
  * The bound (issue 33): every quiet shop's p99 within max(2 s, 3 × its p99 alone). Workers run in
  * this process with the production policy (PGlite: one, in the app as it would be; PostgreSQL:
  * `--workers`).
+ *
+ * `--send` says how the webhooks arrive (flood scenarios; `both` runs each scenario both ways):
+ *   record  (default) recordDelivery() called directly: the flood's customers/create are recorded in
+ *           a second or two, before most quiet changes, and the measure is of planning and delivery;
+ *   http    as the demo and production run: signed webhooks POSTed to `/webhooks` of the production
+ *           handler (receiveNodeWebhook) served by this process, beside its worker, the flood as
+ *           `--flood` distinct orders/create 16 at a time (the demo's replay), the quiet shops'
+ *           customers/create each from its own loop; the quiet changes sent while the flood is being
+ *           acknowledged are the ones that count. A quiet change's latency is from its send to its
+ *           person reaching the emulator; `ack→planned` splits it (the delivery's receivedAt → finishedAt).
  */
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
+import { Agent, request } from "undici";
 import { applyTestEnv } from "../test/support/env";
 import { FAIRNESS_SCENARIOS, printTimeline, runFairnessScenarios, type FairnessScenario } from "./fairness-scenarios";
 import {
   connectBenchShop,
+  documentedOrderAs,
   fmt,
   openBenchDatabase,
   percentileOf as percentile,
@@ -45,22 +60,30 @@ import {
 } from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
-const { moveJournaledDeliveries } = await import("../app/pipeline/ingest.server");
+const { moveJournaledDeliveries, journaledBacklog } = await import("../app/pipeline/ingest.server");
+const { receiveNodeWebhook } = await import("../app/webhooks/ingest.server");
+const { database } = await import("../app/db.server");
 const { startEmulator } = await import("../dev/emulator/server");
+const { fixture, webhookHeaders } = await import("../test/support/webhooks");
+const { customerBody } = await import("../test/support/pipeline");
 
 const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
                           [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
                           [--db pglite|postgres|both] [--scenario flood,import,throttle] [--import-customers 100000]
                           [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
+                          [--send record|http|both]
 (what each option means: the comment at the top of bench/fairness.ts)`;
 
+type Send = "record" | "http";
 interface Scenario {
   name: string;
   flood: number;
   limited: boolean;
+  send: Send;
 }
 interface Result {
   db: Db;
+  send: Send;
   scenario: string;
   /** Latencies (ms) per quiet shop ("quiet-000", …). */
   perShop: Map<string, number[]>;
@@ -72,6 +95,8 @@ interface Result {
   /** Seconds the flood's deliveries took to record (the webhook route's share of the one thread on PGlite). */
   floodRecordedSeconds: number;
   limitedAsked: number;
+  /** Where the counted quiet changes spent their time (ms): sent → answered, → planned, → at the service. */
+  stages: { ack: number[]; plan: number[]; deliver: number[] };
 }
 
 async function main(): Promise<void> {
@@ -94,6 +119,7 @@ async function main(): Promise<void> {
       "throttle-backlog": { type: "string", default: "500" },
       db: { type: "string", default: "both" },
       timeline: { type: "boolean", default: false },
+      send: { type: "string", default: "record" },
     },
   });
   if (values.help) {
@@ -110,6 +136,8 @@ async function main(): Promise<void> {
   if (!(floods.every((n) => n >= 1 && n <= 100_000) && shops >= 1 && shops <= 500 && everyMs >= 100 && aloneMs >= 1000 && capMs >= 10_000 && pgWorkers >= 1 && pgWorkers <= 16)) {
     throw new Error("--flood 1..100000 (list), --shops 1..500, --every-ms ≥ 100, --alone-s ≥ 1, --cap-s ≥ 10, --workers 1..16");
   }
+  if (!["record", "http", "both"].includes(values.send)) throw new Error("--send record, http or both");
+  const sends: Send[] = values.send === "both" ? ["record", "http"] : [values.send as Send];
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
   const dbs = (["pglite", ...(adminUrl ? ["postgres"] : [])] as Db[]).filter((d) => values.db === "both" || values.db === d);
   // import and throttle: bench/fairness-scenarios.ts (flood stays below).
@@ -122,11 +150,14 @@ async function main(): Promise<void> {
     await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline });
   }
   if (!picked.includes("flood")) return;
-  const scenarios: Scenario[] = [
-    { name: "alone", flood: 0, limited: false },
-    ...floods.map((n) => ({ name: `flood ${n}`, flood: n, limited: false })),
-    { name: `flood ${floods[0]} + one account 429`, flood: floods[0]!, limited: true },
-  ];
+  const scenarios: Scenario[] = sends.flatMap((send) => {
+    const tag = sends.length > 1 || send === "http" ? ` (${send})` : "";
+    return [
+      { name: `alone${tag}`, flood: 0, limited: false, send },
+      ...floods.map((n) => ({ name: `flood ${n}${tag}`, flood: n, limited: false, send })),
+      { name: `flood ${floods[0]} + one account 429${tag}`, flood: floods[0]!, limited: true, send },
+    ];
+  });
   console.log(
     `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
       `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
@@ -138,14 +169,15 @@ async function main(): Promise<void> {
       const r = await run(db, scenario, { adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: db === "pglite" ? 1 : pgWorkers, timeline: values.timeline });
       results.push(r);
       const all = [...r.perShop.values()].flat();
-      console.log(`${all.length} changes, p99 ${fmt(percentile(all, 99), 0)} ms${r.floodCalls ? `; flood: recorded in ${fmt(r.floodRecordedSeconds, 1)} s, ${r.floodCalls} customers delivered in ${fmt(r.floodSeconds, 1)} s` : ""}`);
+      console.log(`${all.length} changes, p99 ${fmt(percentile(all, 99), 0)} ms${scenario.flood ? `; flood: recorded in ${fmt(r.floodRecordedSeconds, 1)} s, ${r.floodCalls} customers delivered in ${fmt(r.floodSeconds, 1)} s` : ""}`);
     }
   }
 
   console.log();
   const rows: (string | number)[][] = [];
   for (const r of results) {
-    const alone = results.find((a) => a.db === r.db && a.scenario === "alone")!;
+    // Each way of sending against its own alone run.
+    const alone = results.find((a) => a.db === r.db && a.send === r.send && a.scenario.startsWith("alone"))!;
     const all = [...r.perShop.values()].flat();
     // Per shop: its p99 against max(2 s, 3 × its p99 alone).
     let worstShop = "";
@@ -169,14 +201,15 @@ async function main(): Promise<void> {
       fmt(percentile(all, 99), 0),
       fmt(Math.max(...all), 0),
       worstShop,
-      r.scenario === "alone" ? "-" : over ? `MISS (${over} shops)` : "ok",
+      r.scenario.startsWith("alone") ? "-" : over ? `MISS (${over} shops)` : "ok",
       r.lost,
       r.floodCalls ? `${r.floodCalls} in ${fmt(r.floodSeconds, 1)} s (${fmt((2 * r.floodCalls) / r.floodSeconds, 0)} calls/s), recorded in ${fmt(r.floodRecordedSeconds, 1)} s` : "-",
       r.scenario.includes("429") ? r.limitedAsked : "-",
+      ...(["ack", "plan", "deliver"] as const).map((k) => (r.stages[k].length ? `${fmt(percentile(r.stages[k], 50), 0)} / ${fmt(Math.max(...r.stages[k]), 0)}` : "-")),
     ]);
   }
   printTable(
-    ["db", "scenario", "changes", "p50 ms", "p90 ms", "p99 ms", "max ms", "worst shop p99 / bound ms", "bound", "not arrived", "flood customers delivered", "429s answered"],
+    ["db", "scenario", "changes", "p50 ms", "p90 ms", "p99 ms", "max ms", "worst shop p99 / bound ms", "bound", "not arrived", "flood customers delivered", "429s answered", "answered p50 / max ms", "→ planned", "→ arrived"],
     rows,
   );
   printMachine();
@@ -196,6 +229,8 @@ async function run(
   // Each shop on its own account: the 429 fault is set on one account only.
   const account = () => ({ url: emulator.url, apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey });
   let workers: { stop(): Promise<void> } | undefined;
+  let web: ReturnType<typeof createServer> | undefined;
+  let agent: Agent | undefined;
   try {
     for (const shop of quiet) await connectBenchShop(shop, account());
     await connectBenchShop(flood, account());
@@ -208,10 +243,45 @@ async function run(
     });
 
     let seq = 0;
-    const record = (shop: string, email: string) => recordCustomerCreate(shop, { id: String(9_000_000 + ++seq), email });
+    let record = (shop: string, email: string) => recordCustomerCreate(shop, { id: String(9_000_000 + ++seq), email });
+    let floodOne = (email: string) => record(flood, email);
+    if (scenario.send === "http") {
+      // The production handler of POST /webhooks, served by this process beside its worker, as the
+      // app (and the demo) runs it; keep-alive connections as Shopify's.
+      web = createServer((req, res) => {
+        if (req.method === "POST" && req.url === "/webhooks") receiveNodeWebhook(req, res, () => res.writeHead(500).end());
+        else res.writeHead(404).end();
+      });
+      // Longer than undici's idle sockets: a socket the server closed under load reset a send (ECONNRESET).
+      web.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve) => web!.listen(0, "127.0.0.1", resolve));
+      const target = `http://127.0.0.1:${(web.address() as AddressInfo).port}/webhooks`;
+      agent = new Agent({ connections: 64 });
+      const dispatcher = agent;
+      const post = async (shop: string, topic: string, body: string) => {
+        const res = await request(target, { method: "POST", headers: webhookHeaders({ topic, shop, body }), body, dispatcher, signal: AbortSignal.timeout(30_000) });
+        await res.body.arrayBuffer();
+        if (res.statusCode !== 200) throw new Error(`POST /webhooks answered ${res.statusCode}`);
+      };
+      record = (shop, email) => post(shop, "customers/create", JSON.stringify(customerBody({ id: String(9_000_000 + ++seq), email })));
+      // Each order its own customer (the documented order's customer and emails replaced).
+      const order = fixture("orders/create");
+      let orderSeq = 0;
+      floodOne = (email) => {
+        const n = ++orderSeq;
+        const customerId = String(115310627314723950n + BigInt(n));
+        const body = documentedOrderAs(order, n)
+          .replace('"id": 115310627314723950', `"id": ${customerId}`)
+          .replace("gid://shopify/Customer/115310627314723954", `gid://shopify/Customer/${customerId}`)
+          .replaceAll(/"(jon|john)@example\.com"/g, `"${email}"`)
+          // Shopify's sample is a test order, which the app does not send: these are real ones.
+          .replace('"test": true', '"test": false');
+        return post(flood, "orders/create", body);
+      };
+    }
 
     workers = await startBenchWorkers(o.workers, `bench-fair-${db}`);
-    const sent = new Map<string, { shop: string; at: number }>();
+    const sent = new Map<string, { shop: string; at: number; answeredAt: number }>();
     let stop = false;
     const quietLoops = [...quiet, ...(scenario.limited ? [limited] : [])].map(async (shop, i) => {
       // Spread the shops' first changes over one period, then one every everyMs ± 25 %.
@@ -219,25 +289,46 @@ async function run(
       let n = 0;
       while (!stop) {
         const email = `q${n++}-${shop.split(".")[0]}@example.com`;
-        sent.set(email, { shop, at: Date.now() });
+        const change = { shop, at: Date.now(), answeredAt: 0 };
+        sent.set(email, change);
         await record(shop, email);
+        change.answeredAt = Date.now();
         await sleep(o.everyMs * (0.75 + Math.random() * 0.5));
       }
     });
 
     const started = Date.now();
     const floodEmails: string[] = [];
-    if (scenario.flood) {
+    if (scenario.flood && scenario.send === "record") {
       for (let i = 0; i < scenario.flood; i++) {
         const email = `f${i}-${tag}@example.com`;
         floodEmails.push(email);
-        await record(flood, email);
+        await floodOne(email);
       }
       await moveJournaledDeliveries();
+    } else if (scenario.flood) {
+      // The demo's replay: 16 at a time, each sender its next order as soon as one is answered.
+      for (let i = 0; i < scenario.flood; i++) floodEmails.push(`f${i}-${tag}@example.com`);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < floodEmails.length) await floodOne(floodEmails[next++]!);
+        }),
+      );
     }
     const floodRecordedSeconds = (Date.now() - started) / 1000;
     // Until the flood is delivered (or the cap), or for aloneMs with no flood.
     const arrived = () => new Set(emulator.requests.filter((r) => r.method === "POST" && r.path === "/api/people" && r.status !== null && r.status < 300).map((r) => (r.body as { email?: string }).email));
+    // Orders reach the service as events, not people: over HTTP, the flood is through once none of
+    // its deliveries and calls waits any more.
+    const floodSettled = async () => {
+      const [left] = await database().sql.query<{ n: number }>(
+        `SELECT (SELECT count(*) FROM "OutboundCall" WHERE shop = $1 AND status IN ('queued', 'running'))::int
+              + (SELECT count(*) FROM "WebhookDelivery" WHERE shop = $1 AND status IN ('queued', 'running'))::int AS n`,
+        [flood],
+      );
+      return left?.n === 0 && (await journaledBacklog()) === 0;
+    };
     let floodSeconds = 0;
     for (;;) {
       await sleep(500);
@@ -246,8 +337,7 @@ async function run(
         if (elapsed >= o.aloneMs) break;
         continue;
       }
-      const got = arrived();
-      if (floodEmails.every((e) => got.has(e))) {
+      if (scenario.send === "http" ? await floodSettled() : floodEmails.every((e) => arrived().has(e))) {
         floodSeconds = elapsed / 1000;
         break;
       }
@@ -269,8 +359,10 @@ async function run(
     }
     const perShop = new Map<string, number[]>();
     let lost = 0;
+    // Sent over HTTP, a flood's acknowledgements take a while: the changes sent meanwhile count.
+    const countUntil = scenario.send === "http" && scenario.flood ? started + floodRecordedSeconds * 1000 : Infinity;
     for (const [email, { shop, at }] of sent) {
-      if (shop === limited) continue;
+      if (shop === limited || at > countUntil) continue;
       const got = arrival.get(email);
       if (got === undefined) {
         lost++;
@@ -282,14 +374,39 @@ async function run(
       list.push(got - at);
       perShop.set(key, list);
     }
-    const floodCalls = floodEmails.filter((e) => arrival.has(e)).length;
+    const floodCalls =
+      scenario.send === "http"
+        ? ((await database().sql.query<{ n: number }>(`SELECT count(DISTINCT "deliveryId")::int AS n FROM "OutboundCall" WHERE shop = $1 AND status = 'delivered'`, [flood]))[0]?.n ?? 0)
+        : floodEmails.filter((e) => arrival.has(e)).length;
     const answered429 = emulator.requests.filter((r) => r.fault === "429");
     if (o.timeline && scenario.flood) {
       const quietSent = new Map([...sent].filter(([, s]) => s.shop !== limited));
       printTimeline(started, quietSent, arrival, answered429.map((r) => Date.parse(r.at)));
     }
-    return { db, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, floodRecordedSeconds, limitedAsked: answered429.length };
+    // Per counted quiet change: answered (sent → 200), planned (→ the delivery's finishedAt, on this
+    // machine's clock like the rest), arrived (→ the service).
+    const planned = new Map(
+      (
+        await database().sql.query<{ email: string; finished: number }>(
+          `SELECT "rawBody"::jsonb->>'email' AS email, (extract(epoch FROM "finishedAt") * 1000)::float8 AS finished
+             FROM "WebhookDelivery" WHERE shop = ANY($1::text[]) AND "finishedAt" IS NOT NULL`,
+          [quiet],
+        )
+      ).map((r) => [r.email, Number(r.finished)]),
+    );
+    const stages = { ack: [] as number[], plan: [] as number[], deliver: [] as number[] };
+    for (const [email, { shop, at, answeredAt }] of sent) {
+      const got = arrival.get(email);
+      const done = planned.get(email);
+      if (shop === limited || at > countUntil || got === undefined || done === undefined || !answeredAt) continue;
+      stages.ack.push(answeredAt - at);
+      stages.plan.push(done - answeredAt);
+      stages.deliver.push(got - done);
+    }
+    return { db, send: scenario.send, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, floodRecordedSeconds, limitedAsked: answered429.length, stages };
   } finally {
+    await agent?.close();
+    if (web) await new Promise((resolve) => (web!.closeAllConnections(), web!.close(resolve)));
     await workers?.stop();
     await close();
     await emulator.close();
