@@ -4,6 +4,7 @@ import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.s
 import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { topicLabel } from "../sync/topics.server";
+import { failureMeaning } from "./plain-words";
 import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeObject, describeRow, likePattern } from "./calls";
 
 export interface Problem {
@@ -16,6 +17,8 @@ export interface Problem {
   attempts: number;
   /** the service's message */
   message: string | null;
+  /** what the failure means for the merchant and what to do */
+  meaning: string;
   createdAt: string;
 }
 
@@ -207,6 +210,7 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
       orderName: s.orderName,
       attempts: r.attempts,
       message: serviceMessage(r.lastResponse) ?? r.lastError,
+      meaning: failureMeaning(r.lastError),
       createdAt: new Date(r.createdAt).toISOString(),
     });
   }

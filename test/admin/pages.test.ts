@@ -407,6 +407,37 @@ describe("health, problems and activity over the real pipeline", () => {
     expect(theirs.entries).toHaveLength(0);
   });
 
+  it("each problem's buttons have their own label naming who and what; the service's bare message comes with what it means", async () => {
+    const dead = (id: bigint, minutesAgo: number) =>
+      h.app.db.prisma.outboundCall.create({
+        data: {
+          id,
+          shop: A,
+          objectKey: "customer:9007199254741024",
+          kind: "customer",
+          call: { op: "person.upsert", body: { email: "radia.perlman@example.com", source: "shopify", customFields: { firstName: "Radia", lastName: "Perlman" } } },
+          status: "dead",
+          attempts: 5,
+          lastError: "Gave up retrying: server_error: Server Error",
+          lastResponse: { message: "Server Error" },
+          createdAt: new Date(Date.now() - minutesAgo * 60_000),
+        },
+      });
+    await dead(91_000_001n, 30);
+    await dead(91_000_002n, 30);
+    await dead(91_000_003n, 90);
+    const html = await (await openPage(h.app.url, A, "/app/problems?q=radia.perlman")).text();
+    const labels = [...html.matchAll(/aria-label="(Replay [^"]*)"/g)].map((m) => m[1].replaceAll("&lt;", "<").replaceAll("&gt;", ">"));
+    expect(labels).toHaveLength(3);
+    expect(new Set(labels).size).toBe(3);
+    for (const l of labels) expect(l).toContain("Contact created or updated for Radia Perlman <radia.perlman@example.com>");
+    // What it means first; the service's own words only under "Details for support".
+    const cell = html.indexOf("data-failure-meaning");
+    expect(html.slice(cell, cell + 400)).toContain("The marketing service had a server error; this change itself is fine. Replay it once the service works again.");
+    expect(html.indexOf("Server Error", cell)).toBeGreaterThan(html.indexOf("Details for support", cell));
+    await h.app.db.prisma.outboundCall.deleteMany({ where: { id: { in: [91_000_001n, 91_000_002n, 91_000_003n] } } });
+  });
+
   it("hostile input: bad ids, odd search text and oversized values get clear answers and change nothing", async () => {
     const hostile: Record<string, string>[] = [{ intent: "replay", id: "1 OR 1=1" }, { intent: "discard", id: "-1" }, { intent: "explode" }, { intent: "replay", id: "9".repeat(40) }, { intent: "discard", id: "9".repeat(19) }];
     for (const fields of hostile) {
