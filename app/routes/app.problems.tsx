@@ -7,7 +7,6 @@ import {
   Box,
   Button,
   IndexTable,
-  InlineStack,
   Layout,
   Page,
   Text,
