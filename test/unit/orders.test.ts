@@ -189,7 +189,7 @@ describe("who the order belongs to", () => {
       created: false,
       deleted: false,
       // Its name, for the admin's rows of its refunds.
-      name: "#9999",
+      name: "#1001",
     });
     expect(plan.abandonment).toBeUndefined();
   });
