@@ -1,5 +1,5 @@
 import { database } from "../db.server";
-import { callSearchSql, describeObject, isRowId, likePattern, ORDER_NAME_SQL, summariseCall } from "./calls";
+import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeRow, isRowId, likePattern } from "./calls";
 
 export interface ActivityEntry {
   id: string;
@@ -23,13 +23,16 @@ interface Row {
   createdAt: Date | string;
   deliveredAt: Date | string | null;
   orderName: string | null;
+  profile: unknown;
+  personEmail: string | null;
 }
 
 export const ACTIVITY_PAGE_SIZE = 50;
 
 /**
  * Recent service calls of a shop, newest first (delivered ones are kept for the retention period),
- * searchable by customer e-mail, order name or object id. The merchant's own admin shows e-mails whole
+ * searchable by customer e-mail or name, order name or object id. Rows name the person and the order
+ * from the state the app keeps when the call itself does not (a refund, a contact update). The merchant's own admin shows e-mails whole
  * (masking is for the logs).
  */
 export async function recentActivity(
@@ -47,20 +50,20 @@ export async function recentActivity(
     where += ` AND o.id < $${params.length}::bigint`;
   }
   const rows = await database().sql.query<Row>(
-    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."lastError", o."createdAt", o."deliveredAt", ${ORDER_NAME_SQL} AS "orderName"
-       FROM "OutboundCall" o WHERE ${where} ORDER BY o.id DESC LIMIT ${ACTIVITY_PAGE_SIZE + 1}`,
+    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."lastError", o."createdAt", o."deliveredAt", ${CALL_CONTEXT_COLUMNS}
+       FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} ORDER BY o.id DESC LIMIT ${ACTIVITY_PAGE_SIZE + 1}`,
     params,
   );
   const page = rows.slice(0, ACTIVITY_PAGE_SIZE);
   return {
     entries: page.map((r) => {
-      const s = summariseCall(r.call);
+      const s = describeRow(r.objectKey, r.call, r);
       return {
         id: r.id,
-        object: describeObject(r.objectKey),
+        object: s.object,
         what: s.what,
         customer: s.customer,
-        orderName: s.orderName ?? r.orderName,
+        orderName: s.orderName,
         status: r.status,
         attempts: r.attempts,
         at: new Date(r.deliveredAt ?? r.createdAt).toISOString(),

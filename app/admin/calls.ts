@@ -2,23 +2,27 @@ import { z } from "zod";
 import { eventLabel, money } from "../people/words";
 
 // The parts of a stored service call (OutboundCall.call) the admin shows; anything else is ignored.
+// Every part is optional and read on its own (`catch`): one odd field (a contact update that sends
+// no names, a number where text was expected) must not turn the whole row into "service call".
+const optionalText = z.string().nullish().catch(null);
+const optionalAmount = z.union([z.number(), z.string()]).nullish().catch(null);
 const storedCallSchema = z.looseObject({
-  op: z.string().optional(),
-  type: z.string().optional(),
-  action: z.string().optional(),
+  op: z.string().optional().catch(undefined),
+  type: z.string().optional().catch(undefined),
+  action: z.string().optional().catch(undefined),
+  idOrEmail: optionalText,
   body: z
     .looseObject({
-      email: z.string().nullish(),
-      publicId: z.string().nullish(),
-      referenceId: z.string().nullish(),
-      name: z.string().nullish(),
-      eventName: z.string().nullish(),
-      total: z.union([z.number(), z.string()]).nullish(),
-      currency: z.string().nullish(),
-      customFields: z.looseObject({ firstName: z.unknown(), lastName: z.unknown() }).nullish(),
-      properties: z.looseObject({ amount: z.union([z.number(), z.string()]).nullish(), currency: z.string().nullish() }).nullish(),
+      email: optionalText,
+      publicId: optionalText,
+      eventName: optionalText,
+      total: optionalAmount,
+      currency: optionalText,
+      customFields: z.looseObject({ firstName: z.unknown().optional(), lastName: z.unknown().optional() }).nullish().catch(null),
+      properties: z.looseObject({ amount: optionalAmount, currency: optionalText }).nullish().catch(null),
     })
-    .optional(),
+    .optional()
+    .catch(undefined),
 });
 
 // Operations in the merchant's words; unknown ones show as they are.
@@ -42,13 +46,27 @@ export interface CallSummary {
 }
 
 /**
+ * What the app knows of the row's object besides the call (read with CALL_CONTEXT_JOIN): the order's
+ * name, and the person as the customer's state last recorded them (a contact update sends only what
+ * changed, a refund or a person deletion names nobody).
+ */
+export interface CallContext {
+  orderName?: string | null;
+  profile?: unknown;
+  personEmail?: string | null;
+}
+
+const profileSchema = z.looseObject({ firstName: z.string().optional().catch(undefined), lastName: z.string().optional().catch(undefined) }).nullish().catch(null);
+
+const fullName = (first: unknown, last: unknown) => [text(first), text(last)].filter(Boolean).join(" ");
+
+/**
  * What was sent, for the merchant's own admin: the event under the same name the person page shows
  * (the service's event name in words) with its amount, the customer in full, and the order name.
  */
-export function summariseCall(call: unknown): CallSummary {
+export function summariseCall(call: unknown, context: CallContext = {}): CallSummary {
   const parsed = storedCallSchema.safeParse(call);
-  if (!parsed.success) return { what: "service call", customer: null, orderName: null };
-  const c = parsed.data;
+  const c = parsed.success ? parsed.data : {};
   const b = c.body;
   let what = OPERATIONS[c.op ?? ""] ?? c.op ?? "Service call";
   let amount: string | null = null;
@@ -61,13 +79,22 @@ export function summariseCall(call: unknown): CallSummary {
     const paid = asAmount(b.properties?.amount);
     if (paid !== null) amount = money(paid, b.properties?.currency);
   }
-  const name = [text(b?.customFields?.firstName), text(b?.customFields?.lastName)].filter(Boolean).join(" ");
-  const email = b?.email ?? null;
+  const known = profileSchema.parse(context.profile);
+  const name = fullName(b?.customFields?.firstName, b?.customFields?.lastName) || fullName(known?.firstName, known?.lastName);
+  const deleted = c.op === "person.delete" && c.idOrEmail?.includes("@") ? c.idOrEmail : null;
+  const email = b?.email || deleted || context.personEmail || null;
   return {
     what: amount ? `${what} · ${amount}` : what,
     customer: email ? (name ? `${name} <${email}>` : email) : name || null,
-    orderName: c.type === "order" ? (b?.publicId ?? null) : null,
+    orderName: (c.type === "order" ? b?.publicId : null) || context.orderName || null,
   };
+}
+
+/** One row's object and what it was: "Order #1001" where the order has a name, the object id only where nothing else names it. */
+export function describeRow(objectKey: string, call: unknown, context: CallContext = {}): CallSummary & { object: string } {
+  const s = summariseCall(call, context);
+  const object = s.orderName && objectKey.startsWith("order:") ? `Order ${s.orderName}` : describeObject(objectKey);
+  return { ...s, object };
 }
 
 /** "order:820982911946154508" → "Order 820982911946154508". */
@@ -86,11 +113,27 @@ export const ORDER_NAME_SQL = `(CASE WHEN o."objectKey" LIKE 'order:%' THEN (SEL
     WHERE n.shop = o.shop AND n."objectKey" = o."objectKey" AND n.call #>> '{body,publicId}' IS NOT NULL ORDER BY n.id DESC LIMIT 1) END)`;
 
 /**
- * SQL condition for the admin search (customer e-mail, order name or object id) on the
- * OutboundCall aliased `o`; the term is the parameter $n (already wrapped in %…%).
+ * The state the app keeps of a call's object (`os`) and of its person (`ps`: the customer itself,
+ * or an order's customer), joined to the OutboundCall aliased `o`: two primary-key lookups a row.
+ */
+export const CALL_CONTEXT_JOIN = `LEFT JOIN "ObjectState" os ON os.shop = o.shop AND os."objectKey" = o."objectKey"
+  LEFT JOIN "ObjectState" ps ON ps.shop = o.shop
+    AND ps."objectKey" = CASE WHEN o."objectKey" LIKE 'customer:%' THEN o."objectKey" ELSE 'customer:' || (os.state ->> 'customerId') END`;
+
+/** The CallContext columns (needs CALL_CONTEXT_JOIN): the order's name as its state or its other calls have it, the person's profile and e-mail. */
+export const CALL_CONTEXT_COLUMNS = `COALESCE(CASE WHEN o."objectKey" LIKE 'order:%' THEN os.state ->> 'name' END, ${ORDER_NAME_SQL}) AS "orderName",
+  ps.state -> 'profile' AS "profile", ps.state ->> 'email' AS "personEmail"`;
+
+/**
+ * SQL condition for the admin search on the OutboundCall aliased `o` (needs CALL_CONTEXT_JOIN):
+ * customer e-mail or name, order name (also on a refund, by the order's state) or object id; the
+ * term is the parameter $n (already wrapped in %…%).
  */
 export function callSearchSql(n: number): string {
-  return `(o.call #>> '{body,email}' ILIKE $${n} OR o.call #>> '{body,publicId}' ILIKE $${n} OR o."objectKey" ILIKE $${n})`;
+  return `(o.call #>> '{body,email}' ILIKE $${n} OR o.call #>> '{body,publicId}' ILIKE $${n} OR o."objectKey" ILIKE $${n}
+    OR (o."objectKey" LIKE 'order:%' AND os.state ->> 'name' ILIKE $${n})
+    OR ps.state ->> 'email' ILIKE $${n}
+    OR concat_ws(' ', ps.state #>> '{profile,firstName}', ps.state #>> '{profile,lastName}') ILIKE $${n})`;
 }
 
 /** A search term as an ILIKE pattern (its own % and _ taken literally). */

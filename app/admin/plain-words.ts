@@ -37,6 +37,24 @@ export function failureText(stored: string, attempts?: number): string {
   return `Could not be delivered after ${attempts ? `${attempts} ${attempts === 1 ? "try" : "tries"}` : "repeated tries"}: ${words}`;
 }
 
+// What a failure means for the merchant and what to do, by the error's kind.
+const TRANSIENT = new Set(["server_error", "timeout", "network", "rate_limited", "retry_later", "not_accepted"]);
+const CONNECTION = new Set(["unauthenticated", "account_inactive", "plugin_key_not_allowed", "sending_limit", "upgrade_required"]);
+
+/**
+ * One failure's stored text (`<kind>: <message>`) as what it means for the merchant: the service's
+ * own words ("Server Error") say nothing about what to do, so the page shows this and keeps them as detail.
+ */
+export function failureMeaning(stored: string | null): string {
+  const rest = (stored ?? "").replace(/^Gave up retrying: /, "").replace(/^gave up after \d+ attempts; last: /, "");
+  const kind = /^([a-z_]+):/.exec(rest)?.[1] ?? "";
+  const words = sentence(FAILURE_WORDS[kind] ?? "the marketing service did not accept the update");
+  if (TRANSIENT.has(kind)) return `${words}; this change itself is fine. Replay it once the service works again.`;
+  if (CONNECTION.has(kind)) return `${words}. Fix it on the Connection page or in your marketing account, then replay.`;
+  if (kind === "person_not_found") return `${words}. Replay sends it again; it fails the same way until the contact exists.`;
+  return `${words}. A replay fails the same way unless the data changed; send the details to support if it keeps failing.`;
+}
+
 /** Why a paused shop is paused (its stored `<kind>: <message>`), in words. */
 export function pauseText(reason: string | null): string {
   if (reason?.startsWith("account_inactive")) return "Your marketing account is inactive; check its billing in your marketing account.";

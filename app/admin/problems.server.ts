@@ -4,7 +4,8 @@ import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.s
 import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { topicLabel } from "../sync/topics.server";
-import { callSearchSql, describeObject, likePattern, ORDER_NAME_SQL, summariseCall } from "./calls";
+import { failureMeaning } from "./plain-words";
+import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeObject, describeRow, likePattern } from "./calls";
 
 export interface Problem {
   id: string;
@@ -16,6 +17,8 @@ export interface Problem {
   attempts: number;
   /** the service's message */
   message: string | null;
+  /** what the failure means for the merchant and what to do */
+  meaning: string;
   createdAt: string;
 }
 
@@ -39,6 +42,8 @@ interface DeadRow {
   lastResponse: unknown;
   createdAt: Date | string;
   orderName: string | null;
+  profile: unknown;
+  personEmail: string | null;
 }
 
 const NO_REASON = "No reason recorded";
@@ -62,7 +67,7 @@ interface Cause {
 async function causesOf(where: string, params: unknown[]): Promise<Cause[]> {
   const rows = await database().sql.query<{ error: string; cause: string; key: string; count: number }>(
     `SELECT e.error, ${CAUSE} AS cause, md5(${CAUSE}) AS key, e.count
-       FROM (SELECT coalesce(o."lastError", '') AS error, count(*)::int AS count FROM "OutboundCall" o WHERE ${where} GROUP BY 1) e`,
+       FROM (SELECT coalesce(o."lastError", '') AS error, count(*)::int AS count FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} GROUP BY 1) e`,
     params,
   );
   const causes = new Map<string, Cause>();
@@ -135,16 +140,16 @@ export const REPLAYED_WINDOW_MS = 60 * 60_000;
  */
 export async function listReplayed(shop: string, options: { limit?: number; now?: Date } = {}): Promise<ReplayedItem[]> {
   const since = new Date((options.now ?? new Date()).getTime() - REPLAYED_WINDOW_MS);
-  const rows = await database().sql.query<{ id: string; objectKey: string; call: unknown; status: string; attempts: number; retryFrom: Date | string; orderName: string | null }>(
-    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."retryFrom" AT TIME ZONE 'UTC' AS "retryFrom", ${ORDER_NAME_SQL} AS "orderName"
-       FROM "OutboundCall" o
+  const rows = await database().sql.query<{ id: string; objectKey: string; call: unknown; status: string; attempts: number; retryFrom: Date | string; orderName: string | null; profile: unknown; personEmail: string | null }>(
+    `SELECT o.id::text AS id, o."objectKey", o.call, o.status, o.attempts, o."retryFrom" AT TIME ZONE 'UTC' AS "retryFrom", ${CALL_CONTEXT_COLUMNS}
+       FROM "OutboundCall" o ${CALL_CONTEXT_JOIN}
       WHERE o.shop = $1 AND o."retryFrom" > o."createdAt" AND o."retryFrom" >= $2
         AND (o.status <> '${CALL_STATUS.superseded}' OR o."lastError" IS DISTINCT FROM 'discarded by the merchant')
       ORDER BY o."retryFrom" DESC, o.id DESC LIMIT $3`,
     [shop, since.toISOString(), options.limit ?? 20],
   );
   return rows.map((r) => {
-    const s = summariseCall(r.call);
+    const s = describeRow(r.objectKey, r.call, r);
     const pending = r.status === CALL_STATUS.queued || r.status === CALL_STATUS.running;
     const outcome: ReplayOutcome = pending
       ? r.attempts > 0
@@ -155,7 +160,7 @@ export async function listReplayed(shop: string, options: { limit?: number; now?
         : r.status === CALL_STATUS.superseded
           ? "not_needed"
           : "failed";
-    return { id: r.id, object: describeObject(r.objectKey), orderName: s.orderName ?? r.orderName, what: s.what, customer: s.customer, outcome, replayedAt: new Date(r.retryFrom).toISOString() };
+    return { id: r.id, object: s.object, orderName: s.orderName, what: s.what, customer: s.customer, outcome, replayedAt: new Date(r.retryFrom).toISOString() };
   });
 }
 
@@ -181,12 +186,12 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
   const errors = shown.flatMap((c) => c.errors);
   const keys = shown.flatMap((c) => c.errors.map(() => c.key));
   const rows = await database().sql.query<DeadRow>(
-    `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", r."causeKey", o."lastResponse", o."createdAt", ${ORDER_NAME_SQL} AS "orderName"
+    `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", r."causeKey", o."lastResponse", o."createdAt", ${CALL_CONTEXT_COLUMNS}
        FROM (SELECT o.id, m.key AS "causeKey", row_number() OVER (PARTITION BY m.key ORDER BY o.id DESC) AS rank
-               FROM "OutboundCall" o
+               FROM "OutboundCall" o ${CALL_CONTEXT_JOIN}
                JOIN unnest($${params.length + 1}::text[], $${params.length + 2}::text[]) AS m(error, key) ON m.error = coalesce(o."lastError", '')
               WHERE ${where}) r
-       JOIN "OutboundCall" o ON o.id = r.id
+       JOIN "OutboundCall" o ON o.id = r.id ${CALL_CONTEXT_JOIN}
       WHERE r.rank <= $${params.length + 3}
       ORDER BY o.id DESC`,
     [...params, errors, keys, options.limit ?? 50],
@@ -195,16 +200,17 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
     shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, problems: [] }]),
   );
   for (const r of rows) {
-    const s = summariseCall(r.call);
+    const s = describeRow(r.objectKey, r.call, r);
     groups.get(r.causeKey)?.problems.push({
       id: r.id,
-      object: describeObject(r.objectKey),
+      object: s.object,
       kind: r.kind,
       what: s.what,
       customer: s.customer,
-      orderName: s.orderName ?? r.orderName,
+      orderName: s.orderName,
       attempts: r.attempts,
       message: serviceMessage(r.lastResponse) ?? r.lastError,
+      meaning: failureMeaning(r.lastError),
       createdAt: new Date(r.createdAt).toISOString(),
     });
   }

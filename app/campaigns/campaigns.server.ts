@@ -387,6 +387,19 @@ async function readyToSend(client: ServiceAccess["client"], id: string, intent: 
   return null;
 }
 
+/** Before a test: the Details the merchant changed on the page are saved (a draft only; none is refused for a missing subject). */
+async function saveChangedDetails(client: ServiceAccess["client"], id: string, intent: string, details: DetailsForm): Promise<{ changed: DetailKey[] } | { problem: CampaignActionResult }> {
+  const saved = await client.campaigns.get(id);
+  if (saved.status !== "draft") return { changed: [] };
+  const since = changesSinceLoaded(intent, details, details.loaded, saved);
+  if ("problem" in since) return since;
+  if (!since.changed.length) return since;
+  const cleared = clearedAddresses(saved, details, since.changed);
+  if (Object.keys(cleared).length) return { problem: refused(intent, { kind: "form", title: "Nothing was saved or sent", message: Object.values(cleared).join(" "), fields: cleared }) };
+  await saveDetails(client, id, details, since.changed);
+  return since;
+}
+
 /** Only the changed fields: the service keeps the rest as they are now. */
 function saveDetails(client: ServiceAccess["client"], id: string, d: Details, changed: readonly DetailKey[]) {
   const has = (k: DetailKey) => changed.includes(k);
@@ -417,7 +430,7 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
   const a = parsed.data;
   // A send or schedule carries the Details card only when it has unsaved changes.
   let details: DetailsForm | null = null;
-  if ((a.intent === "send" || a.intent === "schedule") && "name" in raw) {
+  if ((a.intent === "send" || a.intent === "schedule" || a.intent === "test-send") && "name" in raw) {
     const d = detailsFormSchema.safeParse(raw);
     if (!d.success) return formProblem(a.intent, d.error);
     details = d.data;
@@ -449,8 +462,11 @@ export async function campaignAction(shop: string, rawId: string | undefined, fo
         await forgetCampaign(shop, id.data);
         return done("Campaign deleted", "/app/campaigns?status=all");
       case "test-send": {
+        // A test shows what the merchant sees: Details changed on the page are saved first.
+        const saved = details ? await saveChangedDetails(client, id.data, "test-send", details) : { changed: [] };
+        if ("problem" in saved) return saved.problem;
         const sent = await client.campaigns.testSend(id.data, a.recipients);
-        return done(`Test sent to ${sent.recipients.join(", ")}`);
+        return done(`${saved.changed.length ? "Changes saved. " : ""}Test sent to ${sent.recipients.join(", ")}`);
       }
       case "schedule": {
         const zone = a.zone;

@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
-import { BlockStack, Button, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
+import { Banner, BlockStack, Button, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
 import { useEffect, useState } from "react";
 import { ConfirmAction } from "~/admin/ConfirmAction";
 import { ScheduleField } from "~/admin/ScheduleField";
@@ -167,6 +167,25 @@ function CampaignScreen() {
             </ProblemBanner>
           </Layout.Section>
         )}
+        {draft && !c.builderReviewed && (
+          // The service says nothing of a draft's email content (spec §2.4) but refuses a send, a
+          // schedule or a test without it: said here, before the merchant tries.
+          <Layout.Section>
+            <Banner tone="warning" title="Design the email before you send it">
+              <BlockStack gap="200">
+                <p data-no-content-warning>
+                  This draft has not been opened in the email editor yet. A campaign created blank has no email until you design it there, and until then
+                  your marketing service refuses to send it, schedule it or send a test.
+                </p>
+                {c.editorUrl && (
+                  <span>
+                    <HandOffLink url={c.editorUrl}>Open in the email editor ↗</HandOffLink>
+                  </span>
+                )}
+              </BlockStack>
+            </Banner>
+          </Layout.Section>
+        )}
         <SectionCard gap="200">
           <InlineStack gap="400" blockAlign="center" wrap>
             {c.editorUrl && <HandOffLink url={c.editorUrl}>Open in the email editor ↗</HandOffLink>}
@@ -243,7 +262,7 @@ function CampaignScreen() {
           <InlineGrid columns={{ xs: 1, md: 2 }} gap="400">
             <SectionCard title="Send a test" section={false}>
               <Form method="post">
-                <input type="hidden" name="intent" value="test-send" />
+                <Hidden fields={{ intent: "test-send", ...withDetails }} />
                 <BlockStack gap="300">
                   <TextField
                     label="Test recipients"
@@ -255,6 +274,11 @@ function CampaignScreen() {
                     error={fieldError("recipients")}
                     helpText="Up to 10 addresses, separated by commas. They must be on your verified sending domain or your account's address."
                   />
+                  {unsaved && (
+                    <Text as="p" tone="subdued">
+                      <span data-test-saves-first>Your changes to the details are saved first, so the test shows them.</span>
+                    </Text>
+                  )}
                   <InlineStack align="end">
                     <Button submit loading={busy("test-send")}>
                       Send test

@@ -1,8 +1,9 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Form, useLoaderData } from "@remix-run/react";
+import { useLoaderData, useNavigation } from "@remix-run/react";
 import { Banner, Box, Button, IndexTable, Layout, Page, Text } from "@shopify/polaris";
 import { z } from "zod";
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import { ConfirmAction } from "~/admin/ConfirmAction";
 import { dataRequestRows } from "~/admin/privacy-requests.server";
 import { loadSettings, savePrivacyChoice } from "~/admin/settings.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
@@ -34,6 +35,10 @@ export default function Privacy() {
   const { shop, requests, zone, eraseContactOnRedact } = useLoaderData<typeof loader>();
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const navigation = useNavigation();
+  // A saved choice closes the question.
+  useEffect(() => setConfirming(false), [eraseContactOnRedact]);
   const onDownload = (id: string, customerId: string | null) => {
     setFailure(null);
     setBusy(id);
@@ -59,10 +64,24 @@ export default function Privacy() {
               ? "When a customer asks to be erased, Marketing Sync deletes what it stores about them and deletes their contact in your marketing account."
               : "When a customer asks to be erased, Marketing Sync deletes what it stores about them but keeps their contact in your marketing account: erasing it there is then up to you."}
           </Text>
-          <Form method="post">
-            <input type="hidden" name="eraseContactOnRedact" value={eraseContactOnRedact ? "false" : "true"} />
-            <Button submit>{eraseContactOnRedact ? "Keep the contact instead" : "Delete the contact too (recommended)"}</Button>
-          </Form>
+          {/* Changing what every later erasure does asks first, saying what changes. */}
+          {confirming ? (
+            <ConfirmAction
+              title={eraseContactOnRedact ? "Keep contacts when customers ask to be erased?" : "Delete contacts when customers ask to be erased?"}
+              fields={{ eraseContactOnRedact: eraseContactOnRedact ? "false" : "true" }}
+              confirmLabel={eraseContactOnRedact ? "Keep the contact" : "Delete the contact too"}
+              loading={navigation.state !== "idle" && navigation.formData?.has("eraseContactOnRedact") === true}
+              onCancel={() => setConfirming(false)}
+            >
+              <p>
+                {eraseContactOnRedact
+                  ? "From now on, an erasure request removes what Marketing Sync stores, but the customer stays a contact in your marketing account with their email and history. Erasing them there is then up to you."
+                  : "From now on, an erasure request also deletes the customer's contact in your marketing account, with their history there. Requests already handled stay as they are."}
+              </p>
+            </ConfirmAction>
+          ) : (
+            <Button onClick={() => setConfirming(true)}>{eraseContactOnRedact ? "Keep the contact instead…" : "Delete the contact too (recommended)…"}</Button>
+          )}
         </SectionCard>
         <SectionCard flush>
           <Box padding="400">

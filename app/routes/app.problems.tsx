@@ -7,7 +7,6 @@ import {
   Box,
   Button,
   IndexTable,
-  InlineStack,
   Layout,
   Page,
   Text,
@@ -78,38 +77,56 @@ function ActionButton({
   );
 }
 
-/** Replay and Discard of one failure, both slim buttons on one line; Discard asks first (it is never sent then). */
+/**
+ * Replay and Discard of one failure, stacked so the column stays narrow and inside its card at
+ * every width; Discard asks first (it is never sent then). `name` is the row's unique label.
+ */
 function RowActions({ id, name }: { id: string; name: string }) {
   const [confirming, setConfirming] = useState(false);
   if (confirming) {
     return (
-      <BlockStack gap="100">
-        <div style={{ whiteSpace: "normal", maxWidth: 240 }}>
+      <BlockStack gap="100" inlineAlign="start">
+        <div style={{ whiteSpace: "normal", maxWidth: 200 }}>
           <Text as="p" variant="bodySm">
             Discard this change? It will not be sent to your marketing account.
           </Text>
         </div>
-        <InlineStack gap="200" wrap={false} blockAlign="center">
-          <ActionButton intent="discard" fields={{ id }} tone="critical" label={`Discard ${name}`}>
-            Discard
-          </ActionButton>
-          <Button size="slim" onClick={() => setConfirming(false)}>
-            Cancel
-          </Button>
-        </InlineStack>
+        <ActionButton intent="discard" fields={{ id }} tone="critical" label={`Discard ${name}`}>
+          Discard
+        </ActionButton>
+        <Button size="slim" onClick={() => setConfirming(false)} accessibilityLabel={`Keep ${name}`}>
+          Cancel
+        </Button>
       </BlockStack>
     );
   }
   return (
-    <InlineStack gap="200" wrap={false} blockAlign="center">
+    <BlockStack gap="100" inlineAlign="start">
       <ActionButton intent="replay" fields={{ id }} label={`Replay ${name}`}>
         Replay
       </ActionButton>
       <Button size="slim" tone="critical" accessibilityLabel={`Discard ${name}`} onClick={() => setConfirming(true)}>
         Discard
       </Button>
-    </InlineStack>
+    </BlockStack>
   );
+}
+
+/**
+ * Each row's label for its buttons: what, for whom and when ("Order refunded · $85.00 for Ada
+ * Lovelace <ada@example.com>, Order #1001, 28 Nov 2026, 10:02"), numbered where two rows still read alike.
+ */
+function rowLabels(problems: { what: string; customer: string | null; orderName: string | null; object: string; createdAt: string }[], zone: string): string[] {
+  const labels = problems.map((p) => `${p.what} for ${[p.customer, objectName(p)].filter(Boolean).join(", ")}, ${formatWhen(p.createdAt, zone)}`);
+  const total = new Map<string, number>();
+  for (const l of labels) total.set(l, (total.get(l) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return labels.map((l) => {
+    if (total.get(l) === 1) return l;
+    const n = (seen.get(l) ?? 0) + 1;
+    seen.set(l, n);
+    return `${l} (${n} of ${total.get(l)})`;
+  });
 }
 
 /** "Order #1001" or "Customer 7001": what a row is about. */
@@ -133,19 +150,27 @@ function sameAttempts(problems: { attempts: number }[]): number | undefined {
 function FailureCells({
   problem: p,
 }: {
-  problem: { what: string; customer: string | null; attempts: number; message: string | null };
+  problem: { what: string; customer: string | null; attempts: number; message: string | null; meaning: string };
 }) {
   return (
     <>
-      <IndexTable.Cell>{p.what}</IndexTable.Cell>
-      <IndexTable.Cell>{p.customer ?? "—"}</IndexTable.Cell>
+      <IndexTable.Cell>
+        <div style={{ whiteSpace: "normal", minWidth: 120 }}>{p.what}</div>
+      </IndexTable.Cell>
+      <IndexTable.Cell>
+        <div style={{ whiteSpace: "normal", wordBreak: "break-word", minWidth: 140 }}>{p.customer ?? "—"}</div>
+      </IndexTable.Cell>
       <IndexTable.Cell>
         <Text as="span" alignment="end" numeric>
           {p.attempts}
         </Text>
       </IndexTable.Cell>
       <IndexTable.Cell>
-        <div style={{ whiteSpace: "normal", maxWidth: 340 }}>{p.message ?? "—"}</div>
+        {/* What it means for the merchant; the service's own words ("Server Error") as detail. */}
+        <div style={{ whiteSpace: "normal", minWidth: 200 }} data-failure-meaning>
+          {p.meaning}
+          {p.message && <SupportDetails>{p.message}</SupportDetails>}
+        </div>
       </IndexTable.Cell>
     </>
   );
@@ -213,7 +238,7 @@ export default function Problems() {
               resourceName={{ singular: "failure", plural: "failures" }}
               itemCount={retrying.reduce((n, g) => n + g.problems.length, 0)}
               selectable={false}
-              headings={failureHeadings({ title: "Last error" })}
+              headings={failureHeadings({ title: "What it means" })}
             >
               {retrying
                 .flatMap((g) => g.problems)
@@ -266,9 +291,11 @@ export default function Problems() {
                 resourceName={{ singular: "problem", plural: "problems" }}
                 itemCount={g.problems.length}
                 selectable={false}
-                headings={failureHeadings({ title: "Service message" }, { title: "Actions", hidden: true })}
+                headings={failureHeadings({ title: "What it means" }, { title: "Actions", hidden: true })}
               >
-                {g.problems.map((p, i) => (
+                {rowLabels(g.problems, zone).map((label, i) => {
+                  const p = g.problems[i];
+                  return (
                   <IndexTable.Row id={p.id} key={p.id} position={i}>
                     <IndexTable.Cell>
                       <BlockStack gap="050">
@@ -282,10 +309,11 @@ export default function Problems() {
                     </IndexTable.Cell>
                     <FailureCells problem={p} />
                     <IndexTable.Cell>
-                      <RowActions id={p.id} name={objectName(p)} />
+                      <RowActions id={p.id} name={label} />
                     </IndexTable.Cell>
                   </IndexTable.Row>
-                ))}
+                );
+                })}
               </IndexTable>
             </SectionCard>
           ))

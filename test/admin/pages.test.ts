@@ -357,6 +357,88 @@ describe("health, problems and activity over the real pipeline", () => {
     await h.app.db.prisma.outboundCall.deleteMany({ where: { id: { in: [90_000_001n, 90_000_002n] } } });
   });
 
+  it("every row names who and what: a contact update that sends no name names the person; a refund and its order update show #1001 and search finds them", async () => {
+    await h.connect(A);
+    if (!h.workers.length) h.startWorkers(1);
+    // Ids beyond 2^53, as raw JSON numbers the way a large store's are sent.
+    const raw = (body: object) => JSON.stringify(body).replace(/"__BIG__(\d+)"/g, "$1");
+    const customer = { ...customerBody({ id: "1", email: "radia.perlman@example.com", firstName: "Radia", consent: "subscribed" }), id: "__BIG__9007199254741024", last_name: "Perlman", admin_graphql_api_id: "gid://shopify/Customer/9007199254741024" };
+    await h.send({ topic: "customers/create", shop: A, body: raw(customer) });
+    await h.settle();
+    // Only the tags change: the contact update carries no name.
+    await h.send({ topic: "customers/update", shop: A, body: raw({ ...customer, tags: "vip", updated_at: "2026-01-02T10:00:00-05:00" }) });
+    const order = JSON.parse(fixture("orders/create")) as Record<string, unknown>;
+    Object.assign(order, {
+      id: "__BIG__9007199254841001",
+      admin_graphql_api_id: "gid://shopify/Order/9007199254841001",
+      name: "#1001",
+      email: "radia.perlman@example.com",
+      test: false,
+      financial_status: "paid",
+      customer: { ...(order.customer as object), id: "__BIG__9007199254741024", admin_graphql_api_id: "gid://shopify/Customer/9007199254741024", email: "radia.perlman@example.com" },
+      updated_at: new Date().toISOString(),
+    });
+    await h.send({ topic: "orders/create", shop: A, body: raw(order) });
+    await h.settle();
+    // The order's own calls are gone (retention prunes delivered calls after 14 days): a refund weeks later still names the order.
+    await h.app.db.sql.query(`DELETE FROM "OutboundCall" WHERE shop = $1 AND "objectKey" = 'order:9007199254841001'`, [A]);
+    const refund = JSON.parse(fixture("refunds/create")) as Record<string, unknown>;
+    Object.assign(refund, { id: "__BIG__9007199255041001", order_id: "__BIG__9007199254841001", admin_graphql_api_id: "gid://shopify/Refund/9007199255041001" });
+    await h.send({ topic: "refunds/create", shop: A, body: raw(refund) });
+    await h.settle();
+
+    type Entry = { id: string; object: string; what: string; customer: string | null; orderName: string | null };
+    const read = (q: string) => loadData(h.app.url, A, `/app/activity?q=${encodeURIComponent(q)}`).then((r) => routeData<{ entries: Entry[] }>(r, "routes/app.activity"));
+    const person = (await read("radia.perlman")).entries.filter((e) => e.object.startsWith("Customer"));
+    const contactCalls = person.filter((e) => e.what === "Contact created or updated");
+    expect(contactCalls.length, JSON.stringify(person)).toBe(2);
+    for (const e of contactCalls) expect(e.customer).toBe("Radia Perlman <radia.perlman@example.com>");
+
+    const orderRows = (await read("#1001")).entries;
+    const refunded = orderRows.find((e) => e.what.startsWith("Order refunded"));
+    const updated = orderRows.find((e) => e.what.startsWith("Order updated"));
+    expect(refunded).toMatchObject({ orderName: "#1001", object: "Order #1001", customer: "Radia Perlman <radia.perlman@example.com>" });
+    expect(updated).toMatchObject({ orderName: "#1001", object: "Order #1001" });
+    // No row of the order stands under its id.
+    const all = (await read("9007199254841001")).entries;
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    expect(all.every((e) => e.object === "Order #1001")).toBe(true);
+    // Another shop's search finds none of it.
+    const theirs = await routeData<{ entries: unknown[] }>(await loadData(h.app.url, B, `/app/activity?q=${encodeURIComponent("#1001")}`), "routes/app.activity");
+    expect(theirs.entries).toHaveLength(0);
+  });
+
+  it("each problem's buttons have their own label naming who and what; the service's bare message comes with what it means", async () => {
+    const dead = (id: bigint, minutesAgo: number) =>
+      h.app.db.prisma.outboundCall.create({
+        data: {
+          id,
+          shop: A,
+          objectKey: "customer:9007199254741024",
+          kind: "customer",
+          call: { op: "person.upsert", body: { email: "radia.perlman@example.com", source: "shopify", customFields: { firstName: "Radia", lastName: "Perlman" } } },
+          status: "dead",
+          attempts: 5,
+          lastError: "Gave up retrying: server_error: Server Error",
+          lastResponse: { message: "Server Error" },
+          createdAt: new Date(Date.now() - minutesAgo * 60_000),
+        },
+      });
+    await dead(91_000_001n, 30);
+    await dead(91_000_002n, 30);
+    await dead(91_000_003n, 90);
+    const html = await (await openPage(h.app.url, A, "/app/problems?q=radia.perlman")).text();
+    const labels = [...html.matchAll(/aria-label="(Replay [^"]*)"/g)].map((m) => m[1].replaceAll("&lt;", "<").replaceAll("&gt;", ">"));
+    expect(labels).toHaveLength(3);
+    expect(new Set(labels).size).toBe(3);
+    for (const l of labels) expect(l).toContain("Contact created or updated for Radia Perlman <radia.perlman@example.com>");
+    // What it means first; the service's own words only under "Details for support".
+    const cell = html.indexOf("data-failure-meaning");
+    expect(html.slice(cell, cell + 400)).toContain("The marketing service had a server error; this change itself is fine. Replay it once the service works again.");
+    expect(html.indexOf("Server Error", cell)).toBeGreaterThan(html.indexOf("Details for support", cell));
+    await h.app.db.prisma.outboundCall.deleteMany({ where: { id: { in: [91_000_001n, 91_000_002n, 91_000_003n] } } });
+  });
+
   it("hostile input: bad ids, odd search text and oversized values get clear answers and change nothing", async () => {
     const hostile: Record<string, string>[] = [{ intent: "replay", id: "1 OR 1=1" }, { intent: "discard", id: "-1" }, { intent: "explode" }, { intent: "replay", id: "9".repeat(40) }, { intent: "discard", id: "9".repeat(19) }];
     for (const fields of hostile) {

@@ -6,6 +6,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshotDir, waitForHydration } from "./support";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadSettings } from "~/admin/settings.server";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
 
@@ -286,6 +287,29 @@ describe("merchant admin in a browser", () => {
     await page.getByText("The export could not be downloaded").waitFor();
     await page.getByText("This data request is no longer stored. Reload the page to see the current list.").waitFor();
     await shot("9c-privacy-download-failed");
+  });
+
+  it("changing what an erasure does asks first; Cancel keeps it, confirming saves it", async () => {
+    const choice = () => loadSettings(SHOP).then((s) => s.eraseContactOnRedact);
+    expect(await choice()).toBe(true);
+    await open("/app/privacy");
+    await page.locator('[data-erasure-choice="delete"]').waitFor({ state: "attached" });
+    await page.getByRole("button", { name: /^Keep the contact instead/ }).click();
+    await page.getByText("Keep contacts when customers ask to be erased?").waitFor();
+    await shot("9d-privacy-erasure-confirm");
+    expect(await choice()).toBe(true);
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.getByRole("button", { name: /^Keep the contact instead/ }).waitFor();
+    expect(await choice()).toBe(true);
+    await page.getByRole("button", { name: /^Keep the contact instead/ }).click();
+    await page.getByRole("button", { name: "Keep the contact", exact: true }).click();
+    await page.locator('[data-erasure-choice="keep"]').waitFor({ state: "attached" });
+    expect(await choice()).toBe(false);
+    // Back to the recommended choice, confirmed the same way.
+    await page.getByRole("button", { name: /^Delete the contact too/ }).click();
+    await page.getByRole("button", { name: "Delete the contact too", exact: true }).click();
+    await page.locator('[data-erasure-choice="delete"]').waitFor({ state: "attached" });
+    expect(await choice()).toBe(true);
   });
 
   it("measures the largest contentful paint of every page (printed, not asserted)", async () => {

@@ -237,6 +237,27 @@ describe("campaigns, templates and people in a browser", () => {
     await shot("9-sending");
   });
 
+  it("a blank draft says it has no email before any send; a test with unsaved details saves them first and says so", async () => {
+    const svc = createMarketingClient({ baseUrl: h.emulator.url, apiKey: h.emulator.apiKey, retries: 0 });
+    const blank = await svc.campaigns.create({ name: "Blank draft" });
+    await open(`/app/campaigns/${blank.id}`);
+    await page.getByText("Design the email before you send it").waitFor();
+    await page.getByText(/A campaign created blank has no email until you design it there/).waitFor();
+    await shot("7b-blank-draft-warned");
+
+    const c = await svc.campaigns.create({ name: "Test with edits", templateId: "tpl-1" });
+    await svc.campaigns.update(c.id, { subject: "Saved subject", sender: { name: "Shop", email: "news@default-shop.example" } });
+    await open(`/app/campaigns/${c.id}`);
+    await page.getByLabel("Subject").fill("Typed, not saved");
+    await page.getByText("Your changes to the details are saved first, so the test shows them.").waitFor();
+    await page.getByLabel("Test recipients").fill("owner@default-shop.example");
+    await page.getByRole("button", { name: "Send test" }).click();
+    await toasted("Changes saved. Test sent to owner@default-shop.example");
+    // The test went out with what the page showed.
+    expect(h.emulator.state.campaignById(c.id).subject).toBe("Typed, not saved");
+    await page.waitForFunction(() => document.querySelector("[data-test-saves-first]") === null);
+  });
+
   it("a sending limit is shown with its numbers and links", async () => {
     await open("/app/campaigns?status=draft");
     await page.getByRole("button", { name: "Create campaign" }).first().click();

@@ -188,6 +188,8 @@ describe("who the order belongs to", () => {
       completed: false,
       created: false,
       deleted: false,
+      // Its name, for the admin's rows of its refunds.
+      name: "#1001",
     });
     expect(plan.abandonment).toBeUndefined();
   });

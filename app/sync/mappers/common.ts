@@ -89,6 +89,8 @@ export const orderSyncStateSchema = z.object({
   deleted: z.boolean(),
   /** Shopify's `test: true`: nothing of this order (nor of its refunds) is sent. */
   test: z.boolean().optional(),
+  /** The order's name ("#1001"): the admin names a refund's rows by it (a refunds body has only order_id). */
+  name: z.string().optional(),
 });
 
 export const productSyncStateSchema = z.object({

@@ -172,6 +172,7 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
     total: o.total_price ?? base.total,
     paid,
     fulfilled,
+    ...(fields.publicId !== undefined || base.name !== undefined ? { name: fields.publicId ?? base.name } : {}),
   };
 
   const ref = personRef(email, customerId);
