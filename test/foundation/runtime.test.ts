@@ -16,7 +16,7 @@ const major = (version: string) => Number(/(\d+)/.exec(version)![1]);
 
 describe("the runtime", () => {
   it("is the .nvmrc's Node line in the tests, in the node they start, in engines, the provisioned Node and the image", () => {
-    console.log(`tests run on Node ${process.version} (${process.execPath})`);
+    console.warn(`tests run on Node ${process.version} (${process.execPath})`);
     expect(line).toBeGreaterThanOrEqual(24);
     expect(major(process.version)).toBe(line);
     expect(major(execFileSync("node", ["-v"], { encoding: "utf8" }))).toBe(line);
