@@ -35,10 +35,32 @@ if (!version || !/^\d{4}-(01|04|07|10)$/.test(version)) {
 
 const file = (rel) => path.join(root, rel);
 const read = (rel) => readFileSync(file(rel), "utf8");
+const readIfExists = (rel) => (existsSync(file(rel)) ? read(rel) : "");
 const tomlVersion = /^api_version = "(\d{4}-\d{2})"/m.exec(read("shopify.app.toml"))?.[1];
 if (!tomlVersion) throw new Error("shopify.app.toml: no [webhooks] api_version");
 const from = tomlVersion;
 console.log(`Shopify API ${from} → ${version}`);
+
+// ---- the version strings, checked before anything changes (written in step 3) ----
+const enumName = (v) => {
+  const [year, month] = v.split("-");
+  return `${{ "01": "January", "04": "April", "07": "July", 10: "October" }[month]}${year.slice(2)}`;
+};
+const apiTypes = read("node_modules/@shopify/shopify-api/dist/ts/lib/types.d.ts");
+if (!apiTypes.includes(`${enumName(version)} = "${version}"`)) {
+  throw new Error(`@shopify/shopify-api knows no ApiVersion.${enumName(version)}: update the package first`);
+}
+const edits = [
+  ["shopify.app.toml", /^api_version = "\d{4}-\d{2}"/m, `api_version = "${version}"`],
+  ...readdirSync(file("extensions")).filter((e) => /^api_version = /m.test(readIfExists(`extensions/${e}/shopify.extension.toml`))).map((e) => [`extensions/${e}/shopify.extension.toml`, /^api_version = "\d{4}-\d{2}"/m, `api_version = "${version}"`]),
+  ["app/shopify/admin-api.server.ts", /ApiVersion\.[A-Z][a-z]+\d\d\b/, `ApiVersion.${enumName(version)}`],
+  ["dev/shopify/admin-schema.ts", /ADMIN_API_VERSION = "\d{4}-\d{2}"/, `ADMIN_API_VERSION = "${version}"`],
+  ["dev/shopify/webhooks.ts", /"x-shopify-api-version": d\.apiVersion \?\? "\d{4}-\d{2}"/, `"x-shopify-api-version": d.apiVersion ?? "${version}"`],
+  ["dev/demo/main.ts", /X-Shopify-API-Version: \d{4}-\d{2}/, `X-Shopify-API-Version: ${version}`],
+];
+for (const [rel, pattern] of edits) {
+  if (!pattern.test(read(rel))) throw new Error(`${rel}: ${pattern} not found; teach scripts/shopify-upgrade.mjs where the version is now`);
+}
 
 // ---- 1. the schema ----
 const schemaDir = "shopify-schema";
@@ -90,7 +112,9 @@ if (metadataDir && existsSync(metadataDir)) {
   }
   const source = kept.source.replace(/metadatas\/\d{4}-\d{2}\//, `metadatas/${version}/`).replace(/commit [0-9a-f]+, read [\d-]+/, `commit ${commit}, read ${new Date().toISOString().slice(0, 10)}`);
   const next = { source, apiVersion: version, availableOn };
-  writeFileSync(file(`${fixtures}/shopify-topic-metadata.${version}.json`), `${JSON.stringify(next, null, 2)}\n`);
+  // One topic a line, as the kept file has it.
+  const json = JSON.stringify(next, null, 2).replace(/\[\n\s+([^\]]*?)\n\s+\]/g, (_, items) => `[${items.split(/,\n\s+/).join(", ")}]`);
+  writeFileSync(file(`${fixtures}/shopify-topic-metadata.${version}.json`), `${json}\n`);
   if (keptMetadata !== `shopify-topic-metadata.${version}.json`) rmSync(file(`${fixtures}/${keptMetadata}`));
   console.log(`\n${fixtures}/shopify-topic-metadata.${version}.json: from ${metadataDir}`);
   for (const topic of Object.keys(availableOn)) {
@@ -106,26 +130,9 @@ if (metadataDir && existsSync(metadataDir)) {
 }
 
 // ---- 3. the version strings ----
-const enumName = (v) => {
-  const [year, month] = v.split("-");
-  return `${{ "01": "January", "04": "April", "07": "July", 10: "October" }[month]}${year.slice(2)}`;
-};
-const apiTypes = read("node_modules/@shopify/shopify-api/dist/ts/lib/types.d.ts");
-if (!apiTypes.includes(`${enumName(version)} = "${version}"`)) {
-  throw new Error(`@shopify/shopify-api knows no ApiVersion.${enumName(version)}: update the package first`);
-}
-const edits = [
-  ["shopify.app.toml", /^api_version = "\d{4}-\d{2}"/m, `api_version = "${version}"`],
-  ...readdirSync(file("extensions")).filter((e) => existsSync(file(`extensions/${e}/shopify.extension.toml`))).map((e) => [`extensions/${e}/shopify.extension.toml`, /^api_version = "\d{4}-\d{2}"/m, `api_version = "${version}"`]),
-  ["app/shopify/admin-api.server.ts", /ApiVersion\.[A-Z][a-z]+\d\d\b/, `ApiVersion.${enumName(version)}`],
-  ["dev/shopify/admin-schema.ts", /ADMIN_API_VERSION = "\d{4}-\d{2}"/, `ADMIN_API_VERSION = "${version}"`],
-  ["dev/shopify/webhooks.ts", /"x-shopify-api-version": d\.apiVersion \?\? "\d{4}-\d{2}"/, `"x-shopify-api-version": d.apiVersion ?? "${version}"`],
-  ["dev/demo/main.ts", /X-Shopify-API-Version: \d{4}-\d{2}/, `X-Shopify-API-Version: ${version}`],
-];
 console.log("\n== Version strings");
 for (const [rel, pattern, replacement] of edits) {
   const text = read(rel);
-  if (!pattern.test(text)) throw new Error(`${rel}: ${pattern} not found; teach scripts/shopify-upgrade.mjs where the version is now`);
   writeFileSync(file(rel), text.replace(pattern, replacement));
   console.log(`  ${rel}: ${replacement}`);
 }
@@ -165,7 +172,8 @@ function schemaDiff(before, after) {
   const deprecated = [...b.keys()].filter((k) => a.has(k) && b.get(k).deprecated && !a.get(k).deprecated);
   const count = (keys, m) => Object.entries(Object.groupBy(keys, (k) => m.get(k).kind)).map(([kind, ks]) => `${ks.length} ${kind}s`).join(", ") || "none";
   const lines = [`  added: ${count(added, b)}`, `  removed: ${count(removed, a)}`, `  newly deprecated: ${count(deprecated, b)}`];
-  for (const k of removed) lines.push(`  - removed ${a.get(k).kind} ${k}`);
+  const removedTypes = new Set(removed.filter((k) => a.get(k).kind === "type"));
+  for (const k of removed) if (!removedTypes.has(k.split(".")[0]) || !k.includes(".")) lines.push(`  - removed ${a.get(k).kind} ${k}`);
   for (const k of deprecated) lines.push(`  - deprecated ${b.get(k).kind} ${k}`);
   const topics = (m) => [...m.keys()].filter((k) => k.startsWith("WebhookSubscriptionTopic."));
   const newTopics = topics(b).filter((k) => !a.has(k));
