@@ -104,13 +104,13 @@ if (metadataDir && existsSync(metadataDir)) {
     if (!found) throw new Error(`${metadataDir}: no metadata for ${topic} (the app subscribes to it): read Shopify's release notes`);
     availableOn[topic] = JSON.parse(readFileSync(found, "utf8")).available_on;
   }
-  let commit = "unknown commit";
+  let commit = "no commit known";
   try {
-    commit = execFileSync("git", ["-C", webhookSchemas, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    commit = `commit ${execFileSync("git", ["-C", webhookSchemas, "rev-parse", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()}`;
   } catch {
     // not a git checkout: the source names no commit
   }
-  const source = kept.source.replace(/metadatas\/\d{4}-\d{2}\//, `metadatas/${version}/`).replace(/commit [0-9a-f]+, read [\d-]+/, `commit ${commit}, read ${new Date().toISOString().slice(0, 10)}`);
+  const source = kept.source.replace(/metadatas\/\d{4}-\d{2}\//, `metadatas/${version}/`).replace(/commit [0-9a-f]+, read [\d-]+/, `${commit}, read ${new Date().toISOString().slice(0, 10)}`);
   const next = { source, apiVersion: version, availableOn };
   // One topic a line, as the kept file has it.
   const json = JSON.stringify(next, null, 2).replace(/\[\n\s+([^\]]*?)\n\s+\]/g, (_, items) => `[${items.split(/,\n\s+/).join(", ")}]`);
