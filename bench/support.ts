@@ -187,7 +187,7 @@ export async function postgresAdminUrl(flags: { postgres?: boolean; noPostgres?:
     await client.query("SELECT 1");
     return url;
   } catch (error) {
-    if (flags.postgres || process.env.DATABASE_URL_BENCH) throw new Error(`PostgreSQL at ${url} does not answer: ${(error as Error).message}`);
+    if (flags.postgres || process.env.DATABASE_URL_BENCH) throw new Error(`PostgreSQL at ${url} does not answer: ${(error as Error).message}`, { cause: error });
     return undefined;
   } finally {
     await client.end().catch(() => undefined);

@@ -124,7 +124,7 @@ function withTakeoverGuard<T>(dataDir: string, fn: () => T): T {
       } catch {
         // gone already, or taken by another process: try again
       }
-      if (attempt > 200) throw new Error(`could not take over the lock of ${dataDir}: ${guard} is held`);
+      if (attempt > 200) throw new Error(`could not take over the lock of ${dataDir}: ${guard} is held`, { cause: error });
       sleepSync(25);
     }
   }

@@ -18,7 +18,7 @@ import { config } from "../config.server";
 import { logger } from "../logger.server";
 import { PrismaSessionStorage } from "./session-storage.server";
 
-export const API_VERSION = ApiVersion.April26;
+export const API_VERSION = ApiVersion.October26;
 
 /** A token with less than this left is refreshed first (the library refreshes at 5 minutes in requests too). */
 export const REFRESH_MARGIN_MS = 5 * 60_000;

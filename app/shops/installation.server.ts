@@ -39,6 +39,6 @@ export async function checkInstallation(shop: string): Promise<Installation> {
     if (code === 401 || code === 404) return { state: "revoked" };
     if (code === 402 || code === 423) return { state: "installed", scopes: null };
     logger().warn({ shop, status: typeof code === "number" ? code : undefined, err: error }, "could not ask Shopify whether the app is installed");
-    throw new Error(`could not confirm the installation with Shopify${typeof code === "number" ? ` (HTTP ${code})` : ""}; retried later`);
+    throw new Error(`could not confirm the installation with Shopify${typeof code === "number" ? ` (HTTP ${code})` : ""}; retried later`, { cause: error });
   }
 }

@@ -12,8 +12,8 @@ import { receiveStorefrontEvent } from "./events.server";
  * rate limits (address, shop, visitor) → 429, then the event is queued. The route's one entry.
  */
 export async function handleProxyEvent(request: Request): Promise<Response> {
-  // Shopify's library checks the signature with a repeated parameter's last value, the app would read
-  // its first: a ?shop=… put in front of a genuine request must not choose the shop the app acts for.
+  // A ?shop=… put in front of a genuine request must not choose the shop the app acts for. Shopify's
+  // library refuses repeated signed parameters too (since shopify-api 14); this answers 400 first.
   const query = new URL(request.url).searchParams;
   const repeated = PROXY_PARAMS.find((name) => query.getAll(name).length > 1);
   if (repeated) return json(400, { error: `Repeated query parameter ${repeated}` });

@@ -219,7 +219,7 @@ Send a webhook by hand:
   hmac=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${DEV_SECRETS.SHOPIFY_API_SECRET}' -binary | base64)
   curl -i ${appUrl}/webhooks -H "X-Shopify-Topic: customers/create" -H "X-Shopify-Hmac-Sha256: $hmac" \\
     -H "X-Shopify-Shop-Domain: ${SHOP}" -H "X-Shopify-Webhook-Id: $(uuidgen)" -H "X-Shopify-Event-Id: $(uuidgen)" \\
-    -H "X-Shopify-API-Version: 2026-04" -H "Content-Type: application/json" -d "$body"`);
+    -H "X-Shopify-API-Version: 2026-10" -H "Content-Type: application/json" -d "$body"`);
     const stop = async () => {
       await worker.stop();
       await http.close();

@@ -28,7 +28,7 @@ function fixture(topic: string): Json {
   try {
     return JSON.parse(readFileSync(path.join(FIXTURES_DIR, `${topic.replace("/", ".")}.json`), "utf8")) as Json;
   } catch (error) {
-    throw new Error(`demo: cannot read the sample webhook bodies in ${FIXTURES_DIR} (${(error as Error).message})`);
+    throw new Error(`demo: cannot read the sample webhook bodies in ${FIXTURES_DIR} (${(error as Error).message})`, { cause: error });
   }
 }
 

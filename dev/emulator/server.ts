@@ -363,7 +363,7 @@ export async function startEmulator(
 
   function control(url: URL, method: string, raw: string, res: ServerResponse) {
     const route = `${method} ${url.pathname}`;
-    let body: Record<string, unknown> = {};
+    let body: Record<string, unknown>;
     try {
       body = raw.trim() ? (JSON.parse(raw) as Record<string, unknown>) : {};
     } catch {

@@ -54,7 +54,7 @@ export function trackerRoute(
     return true;
   }
   if (method === "POST" && pathname === "/tracker/collect") {
-    let ok = false;
+    let ok: boolean;
     try {
       const body = JSON.parse(raw) as { account?: unknown; event?: unknown; url?: unknown; visitor?: unknown };
       ok = record({ accountId: Number(body.account), event: String(body.event ?? "pageView"), url: String(body.url ?? ""), visitor: String(body.visitor ?? "") });

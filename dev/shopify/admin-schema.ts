@@ -9,7 +9,7 @@ import { buildClientSchema, type GraphQLSchema, type IntrospectionQuery } from "
  * (shopify-schema/, see its README). Read once per process: the fake Admin answers from it and
  * tests validate the app's documents against it.
  */
-export const ADMIN_API_VERSION = "2026-04";
+export const ADMIN_API_VERSION = "2026-10";
 
 const FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), `../../shopify-schema/admin_${ADMIN_API_VERSION}.json.gz`);
 

@@ -11,7 +11,7 @@ import { MAX_COST, operationOf, queryCost, QueryCostError } from "./query-cost";
 
 /**
  * The fake Admin's GraphQL as Shopify runs it, from Shopify's schema and documentation (not from
- * the app): a document is parsed and validated against the 2026-04 schema (an unknown field fails
+ * the app): a document is parsed and validated against the kept schema (an unknown field fails
  * with Shopify's `undefinedField` error), its requested cost is computed (query-cost.ts) and
  * refused above 1,000 with MAX_COST_EXCEEDED, the shop's leaky bucket must hold the requested cost
  * (else THROTTLED), and the answer is the resolver's data projected through the schema's executor

@@ -1,6 +1,6 @@
 /**
  * The fake Admin's external marketing activities: Mutation.marketingActivityUpsertExternal and
- * marketingActivityDeleteExternal as Shopify's 2026-04 schema has them (shopify-schema/: the input
+ * marketingActivityDeleteExternal as Shopify's kept schema has them (shopify-schema/: the input
  * MarketingActivityUpsertExternalInput with remoteId, title, remoteUrl, status, tactic and
  * marketingChannelType required; answers carry MarketingActivityUserError with a code).
  *

@@ -1,7 +1,7 @@
 /**
  * The fake Admin's per-shop webhook subscriptions: QueryRoot.webhookSubscriptions (an app sees its
  * own, filtered by `topics`), Mutation.webhookSubscriptionCreate and webhookSubscriptionDelete,
- * as Shopify's 2026-04 schema has them (shopify-schema/: the topic is a WebhookSubscriptionTopic,
+ * as Shopify's kept schema has them (shopify-schema/: the topic is a WebhookSubscriptionTopic,
  * the endpoint `uri`, `callbackUrl` deprecated for it; answers carry userErrors).
  *
  * Shopify's rules modelled (shopify.dev webhookSubscriptionCreate / webhookSubscriptionDelete,

@@ -9,7 +9,7 @@ import type { FakeAdmin } from "./fake-admin";
  * `customerEmailMarketingConsentUpdate` changes a known customer's state as Shopify's 2026-04
  * schema describes it (input SUBSCRIBED, UNSUBSCRIBED or PENDING only; userErrors otherwise).
  * `customerByIdentifier(identifier: { emailAddress })` finds a customer by its email, and
- * `customerCreate` creates one as the 2026-04 schema's CustomerInput describes it: one customer per
+ * `customerCreate` creates one as the kept schema's CustomerInput describes it: one customer per
  * email in a store ("Email has already been taken"), the consent's state SUBSCRIBED, UNSUBSCRIBED
  * or PENDING only, and consent only with an email.
  * Returns the function that records a delivery before it is sent.

@@ -36,7 +36,7 @@ export function webhookHeaders(d: WebhookDelivery & { body: string }): Record<st
     "x-shopify-topic": d.topic,
     "x-shopify-hmac-sha256": signBody(d.body, d.secret),
     "x-shopify-shop-domain": d.shop,
-    "x-shopify-api-version": d.apiVersion ?? "2026-04",
+    "x-shopify-api-version": d.apiVersion ?? "2026-10",
     "x-shopify-webhook-id": d.webhookId ?? randomUUID(),
     "x-shopify-event-id": d.eventId ?? randomUUID(),
     "x-shopify-triggered-at": d.triggeredAt ?? new Date().toISOString(),

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { CHROME_UA, mintSessionToken } from "../support/session-token";
-import { launchChromium, screenshotDir, waitForHydration } from "./support";
+import { HANG_MS, launchChromium, screenshotDir, waitForHydration } from "./support";
 
 const SHOP = "browser-consent.myshopify.com";
 const SHOTS = screenshotDir("consent");
@@ -27,7 +27,7 @@ async function open(p: string): Promise<void> {
 }
 const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 const toasted = (text: string) =>
-  page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes(t), text, { timeout: 60_000 });
+  page.waitForFunction((t) => ((window as { shopify?: { __toasts?: string[] } }).shopify?.__toasts ?? []).includes(t), text, { timeout: HANG_MS });
 // Polaris draws its own circle over the radio input: the merchant clicks the choice's words.
 const choose = (label: string) => page.getByText(label, { exact: true }).click();
 const storedMode = async () => ((await h.app.db.prisma.shop.findUnique({ where: { domain: SHOP } }))?.settings as { optInMode?: string } | null)?.optInMode;
@@ -45,7 +45,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   context = await browser.newContext({ userAgent: CHROME_UA, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.setDefaultTimeout(60_000); // a deadline for a hang: a busy machine is slow, not broken
+  page.setDefaultTimeout(HANG_MS);
   page.on("pageerror", (e) => console.error("page error:", e.message));
 });
 afterEach(async (ctx) => {
@@ -57,7 +57,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe("choosing how Shopify's consent is kept", { timeout: 120_000 }, () => {
+describe("choosing how Shopify's consent is kept", { timeout: 4 * HANG_MS }, () => {
   it("at connection: each mode says what happens to this store's subscribers, in numbers; double opt-in chosen and saved", async () => {
     const c = expectedCounts();
     expect(c.subscribed).toBeGreaterThan(1);
@@ -131,10 +131,10 @@ describe("choosing how Shopify's consent is kept", { timeout: 120_000 }, () => {
     await page.locator("ui-save-bar button:not([variant])").evaluate((b: HTMLButtonElement) => b.click());
     await page.locator("ui-save-bar[data-open]").waitFor({ state: "detached" });
     // The bar may hide a render before the radio shows the restored value.
-    await expect.poll(() => page.getByLabel("Keep Shopify's consent (recommended)").isChecked(), { timeout: 60_000 }).toBe(true);
+    await expect.poll(() => page.getByLabel("Keep Shopify's consent (recommended)").isChecked(), { timeout: HANG_MS }).toBe(true);
     await choose("Ask each to confirm by email (double opt-in)");
     await page.locator('ui-save-bar button[variant="primary"]').evaluate((b: HTMLButtonElement) => b.click());
     await page.locator("ui-save-bar[data-open]").waitFor({ state: "detached" });
-    await expect.poll(() => storedMode(), { timeout: 60_000 }).toBe("double_opt_in");
+    await expect.poll(() => storedMode(), { timeout: HANG_MS }).toBe("double_opt_in");
   });
 });

@@ -1,22 +1,22 @@
 // What every browser suite needs: Debian's Chromium (through playwright-core) and a folder of its
 // own for screenshots, emptied at the start so a reader sees only this run's pictures.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { chromiumPath } from "./chromium";
 
 export function findChromium(): string {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const bin of ["chromium", "chromium-browser"]) {
-    try {
-      return execFileSync("sh", ["-c", `command -v ${bin}`], { encoding: "utf8" }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
+  const found = chromiumPath();
+  if (found) return found;
   throw new Error("Browser tests need Chromium and it is not installed: run scripts/ensure-chromium.sh (apt-get install chromium) or set CHROMIUM_PATH.");
 }
+
+/**
+ * A browser test's deadline for a hang, never for speed: a step that waits for a page's state (a
+ * locator, a toast, a stored value) fails only past it. Under load (4 CPU-heavy processes beside
+ * the suite on 2 cores) a step took longer than the 60 s this used to be.
+ */
+export const HANG_MS = 240_000;
 
 export function launchChromium(): Promise<Browser> {
   // Playwright gives a launch 30 s; a busy machine has taken longer.

@@ -40,7 +40,7 @@ export async function failure(p: Promise<unknown>): Promise<MarketingServiceErro
     await p;
   } catch (e) {
     if (isMarketingServiceError(e)) return e;
-    throw new Error(`expected MarketingServiceError, got ${String(e)}`);
+    throw new Error(`expected MarketingServiceError, got ${String(e)}`, { cause: e });
   }
   throw new Error("expected the call to fail, it succeeded");
 }
