@@ -172,6 +172,46 @@ describe("every admin page meets the design bar and axe", () => {
     }
   });
 
+  it("a campaign's unsaved details keep their save bar in view, 900 and 667 px tall; Discard restores them", async () => {
+    for (const size of [
+      { width: 1440, height: 900 },
+      { width: 375, height: 667 },
+    ]) {
+      await page.setViewportSize(size);
+      await open(`/app/campaigns/${campaignId}`);
+      const subject = page.getByLabel("Subject");
+      const saved = await subject.inputValue();
+      await subject.fill("Typed, not saved");
+      await page.getByText("Unsaved changes").waitFor();
+      const box = await page.locator("[data-save-bar]").boundingBox();
+      expect(box, `${size.width}×${size.height}`).not.toBeNull();
+      expect(box!.y, `${size.width}×${size.height}`).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height, `${size.width}×${size.height}`).toBeLessThanOrEqual(size.height);
+      await page.screenshot({ path: path.join(SHOTS, `campaign-dirty-${size.width}x${size.height}.png`) });
+      await page.getByRole("button", { name: "Discard" }).click();
+      await page.getByText("Unsaved changes").waitFor({ state: "detached" });
+      expect(await subject.inputValue()).toBe(saved);
+    }
+  });
+
+  it("at 1440 px every problem's Replay and Discard sit inside their card", async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await open("/app/problems");
+    await page.getByText("grace@example.com").first().waitFor();
+    const placed = await page.evaluate(() =>
+      [...document.querySelectorAll("button")]
+        .filter((b) => /^(Replay|Discard) /.test(b.getAttribute("aria-label") ?? ""))
+        .map((b) => {
+          const card = b.closest(".Polaris-ShadowBevel") ?? b.closest(".Polaris-Card");
+          const r = b.getBoundingClientRect();
+          const c = card?.getBoundingClientRect();
+          return { label: b.getAttribute("aria-label"), inside: Boolean(c && r.left >= c.left - 0.5 && r.right <= c.right + 0.5) };
+        }),
+    );
+    expect(placed.length).toBeGreaterThan(0);
+    expect(placed.filter((p) => !p.inside)).toEqual([]);
+  });
+
   it("by keyboard alone: save settings, create a campaign draft, replay a problem", { timeout: 300_000 }, async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
 
