@@ -28,7 +28,7 @@ function useHeight() {
 }
 
 /**
- * Save and Discard for a settings form: App Bridge's contextual save bar at the top of the admin
+ * Save and Discard for a form (Settings, a campaign's details): App Bridge's contextual save bar at the top of the admin
  * where the admin provides it, else a Polaris bar (tests, or an admin without App Bridge). That bar
  * sits at the end of the form while nothing is unsaved; once something is, it is fixed to the bottom
  * of the frame whatever the window's height and the scroll (Built for Shopify: the save bar is in
@@ -36,7 +36,24 @@ function useHeight() {
  * section, and so sat below a 900 px tall window. `onSave` submits the form; `onDiscard` restores
  * the saved values.
  */
-export function FormSaveBar({ id, dirty, saving, onSave, onDiscard, idleText }: { id: string; dirty: boolean; saving: boolean; onSave: () => void; onDiscard: () => void; idleText: string }) {
+export function FormSaveBar({
+  id,
+  dirty,
+  saving,
+  onSave,
+  onDiscard,
+  idleText,
+  saveLabel = "Save",
+}: {
+  id: string;
+  dirty: boolean;
+  saving: boolean;
+  onSave: () => void;
+  onDiscard: () => void;
+  idleText: string;
+  /** the fallback bar's save button ("Save draft" for a campaign) */
+  saveLabel?: string;
+}) {
   const bridge = useBridgeSaveBar();
   const bar = useHeight();
   if (bridge) {
@@ -69,7 +86,7 @@ export function FormSaveBar({ id, dirty, saving, onSave, onDiscard, idleText }: 
                 </Button>
               )}
               <Button variant="primary" onClick={onSave} loading={saving} disabled={!dirty && !saving}>
-                Save
+                {saveLabel}
               </Button>
             </InlineStack>
           </InlineStack>

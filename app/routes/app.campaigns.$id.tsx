@@ -1,8 +1,9 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigate, useNavigation } from "@remix-run/react";
 import { Banner, BlockStack, Button, FormLayout, InlineGrid, InlineStack, Layout, List, Page, Text, TextField } from "@shopify/polaris";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { ConfirmAction } from "~/admin/ConfirmAction";
+import { FormSaveBar } from "~/admin/FormSaveBar";
 import { ScheduleField } from "~/admin/ScheduleField";
 import { HandOffLink, LoadFailed, ProblemBanner, ServiceUnavailable } from "~/admin/ServiceUi";
 import { serviceAccess } from "~/admin/service-access.server";
@@ -110,6 +111,7 @@ function CampaignScreen() {
       return next;
     });
   }, [freshKey]);
+  const detailsForm = useRef<HTMLFormElement>(null);
   const [recipients, setRecipients] = useState("");
   const [scheduledAt, setScheduledAt] = useState("");
   const [confirm, setConfirm] = useState<"send" | "delete" | "unschedule" | null>(null);
@@ -223,7 +225,7 @@ function CampaignScreen() {
 
         <SectionCard title="Details">
           {draft ? (
-            <Form method="post">
+            <Form method="post" ref={detailsForm}>
               <input type="hidden" name="intent" value="update" />
               <input type="hidden" name="loaded" value={loaded} />
               <FormLayout>
@@ -238,11 +240,16 @@ function CampaignScreen() {
                   <TextField label="Reply-to name" name="replyToName" value={form.replyToName} onChange={set("replyToName")} autoComplete="off" />
                   <TextField label="Reply-to email" name="replyToEmail" type="email" value={form.replyToEmail} onChange={set("replyToEmail")} autoComplete="off" error={fieldError("replyToEmail") ?? fieldError("replyTo.email")} />
                 </FormLayout.Group>
-                <InlineStack align="end">
-                  <Button submit variant="primary" loading={busy("update")}>
-                    Save draft
-                  </Button>
-                </InlineStack>
+                {/* Built for Shopify: while the details are unsaved, the save bar is in view. */}
+                <FormSaveBar
+                  id="campaign-details"
+                  dirty={unsaved}
+                  saving={busy("update")}
+                  onSave={() => detailsForm.current?.requestSubmit()}
+                  onDiscard={() => setDetails((d) => ({ ...d, form: d.base }))}
+                  idleText="Details saved."
+                  saveLabel="Save draft"
+                />
               </FormLayout>
             </Form>
           ) : (

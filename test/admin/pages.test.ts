@@ -723,9 +723,15 @@ describe("signups to Shopify", () => {
 
     // Settings: not counted yet, then the last sweep's count.
     const settingsData = async () => routeData<{ settings: { signupsToShopify: boolean }; signups: Signups }>(await loadData(h.app.url, C, "/app/settings"), "routes/app.settings");
-    expect((await settingsData()).signups).toMatchObject({ waiting: null, created: 0, lastError: null });
-    // Connecting from the page made the first sweep due at once; here it has run and counted 4.
-    expect((await h.app.db.sql.query<{ due: boolean }>(`SELECT "dueAt" <= now() AS due FROM "SignupSweepState" WHERE shop = $1`, [C]))[0]).toEqual({ due: true });
+    // Connecting from the page made the first sweep due at once (the running worker may have begun it already).
+    const [first] = await h.app.db.sql.query<{ due: boolean; begun: boolean }>(
+      `SELECT "dueAt" <= now() AS due, ("lastSweepAt" IS NOT NULL OR "startedAt" IS NOT NULL) AS begun FROM "SignupSweepState" WHERE shop = $1`,
+      [C],
+    );
+    expect(first.due || first.begun).toBe(true);
+    if (!first.begun) expect((await settingsData()).signups).toMatchObject({ waiting: null, created: 0, lastError: null });
+    // Once it has run (the worker left idle), as if it had counted 4.
+    await h.settle();
     await h.app.db.sql.query(`UPDATE "SignupSweepState" SET "dueAt" = now() + interval '1 hour', "lastWaiting" = 4, "lastSweepAt" = now() WHERE shop = $1`, [C]);
     expect(await settingsData()).toMatchObject({ settings: { signupsToShopify: false }, signups: { waiting: 4, created: 0 } });
 

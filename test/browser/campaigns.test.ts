@@ -78,7 +78,11 @@ describe("campaigns, templates and people in a browser", () => {
     await page.waitForURL(/\/app\/campaigns\/\d+/);
     await toasted("Draft “Autumn welcome” created");
     const id = Number(new URL(page.url()).pathname.split("/").at(-1));
-    expect(await page.getByRole("link", { name: "Open in the email editor ↗" }).getAttribute("target")).toBe("_blank");
+    // The Design card's link and the blank draft's notice: both open the editor in a new tab.
+    await page.getByRole("link", { name: "Open in the email editor ↗" }).first().waitFor();
+    const editorLinks = await page.getByRole("link", { name: "Open in the email editor ↗" }).all();
+    expect(editorLinks.length).toBeGreaterThan(0);
+    for (const link of editorLinks) expect(await link.getAttribute("target")).toBe("_blank");
 
     await page.getByLabel("Subject").fill("Welcome, autumn is here");
     await page.getByLabel("Preview text").fill("New arrivals inside");
@@ -286,6 +290,8 @@ describe("campaigns, templates and people in a browser", () => {
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForURL(/q=ada/);
     await page.getByRole("link", { name: "adam@example.com" }).waitFor();
+    // The search's data has arrived (the form follows it) before the next filter is picked.
+    await page.waitForFunction(() => document.querySelector("[aria-busy]")?.getAttribute("aria-busy") === "false");
     await page.getByLabel("Status").selectOption("active");
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForURL(/status=active/);

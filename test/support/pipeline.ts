@@ -68,7 +68,9 @@ export async function startPipelineHarness(
       await harness.stopWorkers();
       emulator.reset();
     },
-    async settle(timeoutMs = 30_000) {
+    // A deadline for a hang, below the tests' own (120 s) so its message shows: a busy machine
+    // took over 30 s to replay 2,400 calls (2026-11-28).
+    async settle(timeoutMs = 100_000) {
       await Promise.all(workers.map((w) => w.idle({ timeoutMs, dueWithinMs: retryHorizon.get(w) })));
     },
     async close() {
