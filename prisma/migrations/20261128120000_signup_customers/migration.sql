@@ -42,6 +42,6 @@ CREATE INDEX "SignupCustomer_shop_email_idx" ON "SignupCustomer"("shop", "email"
 CREATE INDEX "SignupCustomer_shop_outcome_idx" ON "SignupCustomer"("shop", "outcome");
 
 -- Shops connected before signups could become customers made no choice: they keep it off until
--- they turn it on in Settings (new shops choose at connection; the default there is on).
+-- they turn it on in Settings (new shops choose at connection, where the default is on).
 UPDATE "Shop" SET settings = jsonb_set(settings, '{signupsToShopify}', 'false')
  WHERE jsonb_typeof(settings) = 'object' AND NOT (settings ? 'signupsToShopify') AND "serviceKeyEnc" IS NOT NULL;
