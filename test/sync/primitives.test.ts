@@ -99,6 +99,9 @@ describe("settings", () => {
       trackerMode: "modern",
       storefrontEvents: false,
       source: "shopify",
+      // Confirmed form signups become Shopify customers (Built for Shopify: data to and from Shopify);
+      // shops connected before the setting existed were migrated to off.
+      signupsToShopify: true,
     });
     expect(parseSettings(null)).toEqual(defaultSettings);
     expect(parseSettings("")).toEqual(defaultSettings);
