@@ -173,18 +173,6 @@ export interface ConsentCounts {
   blocked: number;
 }
 
-/** The shop's consent counts for Sync health: null when not connected or the service does not answer. */
-export async function shopConsentCounts(shop: string): Promise<ConsentCounts | null> {
-  const access = await serviceAccess(shop);
-  if (noService(access)) return null;
-  try {
-    return await consentCounts(access.client);
-  } catch (error) {
-    logger().info({ shop, err: messageOf(error) }, "consent counts not readable");
-    return null;
-  }
-}
-
 /** How many contacts are subscribed, waiting for confirmation, unsubscribed and blocked: the list filtered by status, its total. */
 export async function consentCounts(client: PeopleClient): Promise<ConsentCounts> {
   const total = (status: "confirmed" | "unconfirmed" | "unsubscribed" | "blocked") => client.people.list({ status, page: 1, perPage: 1 }).then((r) => r.meta.total);
