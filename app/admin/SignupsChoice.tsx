@@ -1,4 +1,4 @@
-import { BlockStack, Card, Checkbox, Text } from "@shopify/polaris";
+import { Checkbox } from "@shopify/polaris";
 import { formatNumber } from "./ui";
 
 /** What the signup sweep last found (app/signups signupStatus, dates as the loader sends them). */
@@ -51,25 +51,5 @@ export function SignupsChoice({ checked, onChange, counts, error }: { checked: b
         </span>
       }
     />
-  );
-}
-
-/** The home page's count: signups the app made Shopify customers. */
-export function SignupsCard({ counts, on }: { counts: SignupCounts; on: boolean }) {
-  return (
-    <Card>
-      <BlockStack gap="100">
-        <Text as="p" variant="bodySm" tone="subdued">
-          Signups added to Shopify
-        </Text>
-        <Text as="p" variant="headingLg">
-          <span data-stat="Signups added to Shopify">{formatNumber(counts.created)}</span>
-        </Text>
-        <Text as="p" variant="bodySm" tone="subdued">
-          {on ? "People who signed up through your marketing account's forms, now Shopify customers. " : "Off: turn it on in Settings. "}
-          {signupCountText(counts, on)}
-        </Text>
-      </BlockStack>
-    </Card>
   );
 }

@@ -25,7 +25,7 @@ import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { healthView } from "~/admin/health.server";
 import { homeOverview } from "~/admin/home.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
-import { SignupsCard } from "~/admin/SignupsChoice";
+import { signupCountText } from "~/admin/SignupsChoice";
 import { loadSettings } from "~/admin/settings.server";
 import { signupStatus } from "~/signups/signups.server";
 import { PageError, SectionCard, SupportDetails, formatDuration, formatNumber, formatWhen, useRefreshWhile } from "~/admin/ui";
@@ -337,7 +337,11 @@ export default function SyncHealth() {
         </Layout.Section>
         {shop.connectedAt && (
           <Layout.Section>
-            <SignupsCard counts={view.signups} on={view.signups.on} />
+            <Stat
+              label="Signups added to Shopify"
+              value={formatNumber(view.signups.created)}
+              help={`${view.signups.on ? "People who signed up through your marketing account's forms, now Shopify customers." : "Off: turn it on in Settings."} ${signupCountText(view.signups, view.signups.on)}`}
+            />
           </Layout.Section>
         )}
         <SectionCard
