@@ -27,6 +27,7 @@ import { serviceClientFor, shopContext } from "../shops/connection.server";
 import { emptyConsentMemory } from "../sync/consent";
 import type { CustomerSyncState } from "../sync/mappers/common";
 import { customerObjectKey } from "../sync/mappers/customers";
+import { gidNumber } from "../sync/payloads";
 import { defaultSettings } from "../sync/settings";
 
 /** The Shopify tag of every customer the app creates from a signup: the merchant sees where they came from. */
@@ -271,7 +272,7 @@ async function adopt(shop: string, person: Person, policy: PipelinePolicy): Prom
   // The app now knows the customer as a subscribed contact at this consent time: Shopify's
   // customers/create and consent webhooks for it only link the contact (referenceId), never
   // create a person or send a confirmation email (a state the planner already wrote wins).
-  const customerId = answer.customer.id.split("/").pop()!;
+  const customerId = customerNumber(answer.customer.id);
   const state: CustomerSyncState = {
     kind: "customer",
     email,
@@ -288,12 +289,18 @@ async function adopt(shop: string, person: Person, policy: PipelinePolicy): Prom
   return true;
 }
 
+function customerNumber(gid: string): string {
+  const id = gidNumber(gid);
+  if (!id) throw new Error(`Shopify answered a customer id that is not a gid: ${gid}`);
+  return id;
+}
+
 async function record(shop: string, person: Person, customerGid: string, outcome: "created" | "existing", signedUpMs: number): Promise<void> {
   await database().sql.query(
     `INSERT INTO "SignupCustomer" (shop, "personId", email, "customerId", outcome, "signedUpAt")
      VALUES ($1, $2, $3, $4, $5, to_timestamp($6::double precision / 1000) AT TIME ZONE 'UTC')
      ON CONFLICT (shop, "personId") DO NOTHING`,
-    [shop, String(person.id), person.email.trim().toLowerCase(), customerGid.split("/").pop()!, outcome, signedUpMs],
+    [shop, String(person.id), person.email.trim().toLowerCase(), customerNumber(customerGid), outcome, signedUpMs],
   );
 }
 
