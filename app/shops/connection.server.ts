@@ -11,7 +11,7 @@ import { segmentTagsOf } from "../segments/segments.server";
 import { parseSettings, type ShopSettings } from "../sync/settings";
 import type { ConnectionChange } from "./connection-text";
 import { canReceiveDeliveries } from "./eligibility";
-import { decryptSecret, encryptSecret } from "./secrets.server";
+import { decryptSecret, encryptSecret } from "../secrets.server";
 
 /** Why a key could not be connected; each has its own message for the merchant. */
 export type ConnectionFailure = "wrong_key" | "account_inactive" | "plugin_key" | "unreachable" | "service_error";

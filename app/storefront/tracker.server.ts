@@ -4,7 +4,7 @@ import { logger } from "../logger.server";
 import type { WebsiteTracker } from "../services/marketing/schemas";
 import { serviceClientFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
-import { decryptSecret } from "../shops/secrets.server";
+import { decryptSecret } from "../secrets.server";
 import { parseSettings } from "../sync/settings";
 import { adminGraphql } from "./admin.server";
 import { STOREFRONT_POLICY } from "./policy";
