@@ -5,7 +5,7 @@ import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { createMarketingClient, type MarketingClient } from "../services/marketing/client.server";
-import { isMarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import type { Account } from "../services/marketing/schemas";
 import { segmentTagsOf } from "../segments/segments.server";
 import { parseSettings, type ShopSettings } from "../sync/settings";

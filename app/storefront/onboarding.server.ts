@@ -5,7 +5,7 @@ import { parseSettings } from "../sync/settings";
 import { prisma } from "../db.server";
 import { adminGraphql } from "./admin.server";
 import { storefrontEventCounts } from "./events.server";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 import { trackerOnStorefront, type EmbedState } from "./tracker-state";
 import { trackerStatus } from "./tracker.server";
 import { messageOf } from "../errors";

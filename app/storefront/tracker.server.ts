@@ -7,7 +7,7 @@ import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { decryptSecret } from "../secrets.server";
 import { parseSettings } from "../sync/settings";
 import { adminGraphql } from "./admin.server";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 import { pruneRateWindows, pruneStorefrontCarts } from "./rate-limit.server";
 import { messageOf } from "../errors";
 
