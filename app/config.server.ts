@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { PROJECT_ROOT } from "./server/project-root.server";
+import { PROJECT_ROOT } from "./project-root.server";
 
 /**
  * The app's whole configuration, read once from the environment and validated.

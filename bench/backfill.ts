@@ -80,7 +80,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
     // Idle includes the code a first import loads (the Shopify library, undici): a first run in a
     // process would otherwise count it as import memory.
     await import("../app/shopify.server");
-    await import("../app/backfill/admin-graphql.server");
+    await import("../app/shopify/admin-api.server");
     global.gc?.();
     await sleep(500);
     const idle = process.memoryUsage().rss;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { eventLabel, money } from "../people/words";
+import { eventLabel, money } from "./event-words";
 
 // The parts of a stored service call (OutboundCall.call) the admin shows; anything else is ignored.
 // Every part is optional and read on its own (`catch`): one odd field (a contact update that sends

@@ -3,7 +3,7 @@
  * stored text stays as it is; pages show these words and fold the original under "Details for support".
  */
 
-// The marketing client's error kinds (app/services/marketing/errors.ts), and the pipeline's own.
+// The marketing client's error kinds (app/services/marketing/marketing-error.ts), and the pipeline's own.
 const FAILURE_WORDS: Record<string, string> = {
   unauthenticated: "your marketing account no longer accepts this API key",
   account_inactive: "your marketing account is inactive (check its billing)",

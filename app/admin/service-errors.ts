@@ -2,7 +2,7 @@
  * The merchant's words for every §7 refusal the campaign, template and people pages can meet:
  * one place, keyed by the client's error kinds (and the field of a validation refusal).
  */
-import { isMarketingServiceError, type MarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError, type MarketingServiceError } from "../services/marketing/marketing-error";
 
 export interface ProblemLink {
   label: string;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { logger } from "../logger.server";
 import { messageOf } from "../errors";
-import { isValidZone } from "../campaigns/schedule";
+import { isValidZone } from "./time-zone";
 
 /** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
 export interface AdminGraphql {

@@ -20,7 +20,7 @@ import type { PipelinePolicy } from "../pipeline/policy";
 import { BACKFILL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, type BackfillStatus } from "../pipeline/status";
 import { reachableOrderDays } from "../shopify/access";
 import { parseShopifyJson } from "../sync/json";
-import { adminQuery } from "./admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";

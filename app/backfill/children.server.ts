@@ -4,7 +4,7 @@
  * pages past the first are fetched while Shopify says there are more (pageInfo.hasNextPage).
  */
 import { z } from "zod";
-import { adminQuery } from "./admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { CONTRACT_LINE_FIELDS, LINE_ITEM_FIELDS, VARIANT_FIELDS } from "./fields";
 
 /**
@@ -19,7 +19,7 @@ export const FIRST_CONTRACT_LINES = `lines(first: 50) { pageInfo { hasNextPage e
 
 // The pages after the first: as many children as 900 points allow (179 line items: 4 + 5 × 179 =
 // 899; 250 variants, Shopify's largest page: 4 + 2 × 250 = 504). The size is the `$first`
-// variable's default, halved when Shopify still refuses the cost (admin-graphql.server.ts).
+// variable's default, halved when Shopify still refuses the cost (app/shopify/admin-api.server.ts).
 const NEXT_PAGES = {
   lineItems: {
     query: `#graphql

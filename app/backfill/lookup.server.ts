@@ -22,7 +22,7 @@ import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
-import { adminQuery } from "./admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { contractBody, customerBody, orderBody, restVariant } from "./convert";
 import { allChildren, everyChild, FIRST_CONTRACT_LINES, FIRST_LINE_ITEMS, ObjectGone } from "./children.server";
 import { CONTRACT_FIELDS, CUSTOMER_FIELDS, ORDER_FIELDS } from "./fields";

@@ -14,7 +14,7 @@ import { database } from "../db.server";
 import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
-import { adminQuery } from "./admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { allChildren, FIRST_VARIANTS } from "./children.server";
 import { customerBody, orderBody, productBody } from "./convert";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS } from "./fields";

@@ -8,10 +8,11 @@ import { describeLoadError, describeServiceError, handOffUrl, type ServiceProble
 import { noService, noServiceView, serviceAccess, type NoService, type ServiceAccess } from "../admin/service-access.server";
 import { fieldErrors } from "../admin/forms";
 import { logger } from "../logger.server";
-import { isMarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
 import { activityView, forgetCampaign, noteCampaign, noteCampaigns } from "./marketing-activity.server";
-import { LOCAL_DATETIME_RE, formatInZone, isValidZone, localToIso, scheduleReadings, scheduleText, serviceRounded } from "./schedule";
+import { formatInZone, isValidZone } from "../admin/time-zone";
+import { LOCAL_DATETIME_RE, localToIso, scheduleReadings, scheduleText, serviceRounded } from "./schedule";
 
 const PER_PAGE = 20;
 

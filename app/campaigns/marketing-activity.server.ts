@@ -16,7 +16,7 @@ import { z } from "zod";
 import { prisma } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
-import { adminQuery } from "../backfill/admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { handOffUrl } from "../admin/service-errors";
 import { noService, serviceAccess } from "../admin/service-access.server";
 import type { Campaign } from "../services/marketing/schemas";

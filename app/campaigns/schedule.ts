@@ -3,14 +3,11 @@
  * with an explicit offset and stores it in UTC to the minute, seconds rounded up (§3.1, §8).
  * Time zone arithmetic is luxon's (Intl underneath), never our own.
  */
-import { DateTime, IANAZone } from "luxon";
+import { DateTime } from "luxon";
+import { formatInZone } from "../admin/time-zone";
 
 /** The picker's value: a wall-clock time, seconds optional. */
 export const LOCAL_DATETIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/;
-
-export function isValidZone(zone: string | null | undefined): zone is string {
-  return Boolean(zone) && IANAZone.isValidZone(zone!);
-}
 
 /** A wall-clock time in `zone` as ISO 8601 with that zone's offset, or null when it is not a time. */
 export function localToIso(local: string, zone: string): string | null {
@@ -26,17 +23,6 @@ export function serviceRounded(iso: string): string | null {
   const utc = dt.toUTC();
   const floor = utc.startOf("minute");
   return (floor < utc ? floor.plus({ minutes: 1 }) : floor).toISO({ suppressMilliseconds: true });
-}
-
-/** "Jan 15, 2027, 9:31 AM EST" in `zone`. */
-export function formatInZone(iso: string, zone: string): string {
-  return new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short", timeZone: zone }).format(new Date(iso)) + ` ${zoneAbbreviation(iso, zone)}`;
-}
-
-function zoneAbbreviation(iso: string, zone: string): string {
-  if (zone === "UTC" || zone === "Etc/UTC") return "UTC";
-  const part = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "short" }).formatToParts(new Date(iso)).find((p) => p.type === "timeZoneName");
-  return part?.value ?? zone;
 }
 
 /** Both readings of a stored time: the store's zone and UTC. */

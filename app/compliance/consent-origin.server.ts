@@ -18,14 +18,13 @@
  * offline token cannot be asked: its deliveries are planned as before (SECURITY.md names this).
  */
 import { z } from "zod";
-import { adminQuery } from "../backfill/admin-graphql.server";
+import { adminQuery, NoOfflineSession } from "../shopify/admin-api.server";
 import { database } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
-import { NoOfflineSession } from "../shopify/admin-api.server";
 
 export const CONSENT_ORIGIN_QUERY = `#graphql
   query ConsentOrigin($id: ID!) { customer(id: $id) { id defaultEmailAddress { marketingState } } }`;

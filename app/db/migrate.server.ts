@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { PROJECT_ROOT } from "../server/project-root.server";
+import { PROJECT_ROOT } from "../project-root.server";
 import { messageOf } from "../errors";
 
 /**

@@ -8,10 +8,10 @@ import { fieldErrors } from "../admin/forms";
 import { describeLoadError, describeServiceError, type ServiceProblem } from "../admin/service-errors";
 import { noService, noServiceView, serviceAccess } from "../admin/service-access.server";
 import { logger } from "../logger.server";
-import { isMarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import { emailSchema, personStatusFilters, type PaginationMeta, type PeopleListFilters, type Person, type PersonEventRecord } from "../services/marketing/schemas";
 import { messageOf } from "../errors";
-import { eventFilterName, eventLabel, eventSummary, fieldLabel } from "./words";
+import { eventFilterName, eventLabel, eventSummary, fieldLabel } from "../admin/event-words";
 
 const PER_PAGE = 25;
 

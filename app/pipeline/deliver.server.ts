@@ -3,7 +3,7 @@ import { database } from "../db.server";
 import type { PreparedStatement } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { MarketingClient } from "../services/marketing/client.server";
-import { isMarketingServiceError, isPermanentRefusalForPerson, type MarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError, isPermanentRefusalForPerson, type MarketingServiceError } from "../services/marketing/marketing-error";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { pauseShop, serviceClientsFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";

@@ -22,7 +22,7 @@ import { ImportProblem } from "~/admin/HistoryImport";
 import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
 import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
-import { healthView } from "~/admin/health.server";
+import { healthView } from "~/admin/sync-health.server";
 import { homeOverview } from "~/admin/home.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { signupCountText } from "~/admin/SignupsChoice";

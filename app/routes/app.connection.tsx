@@ -19,7 +19,7 @@ import {
 import { useEffect, useState } from "react";
 import { ConsentChoice, type OptInMode } from "~/admin/ConsentChoice";
 import { shopifyConsentCounts } from "~/admin/consent-counts.server";
-import { connectionAction } from "~/admin/connection.server";
+import { connectionAction } from "~/admin/connect-page.server";
 import { HistoryImport } from "~/admin/HistoryImport";
 import { historyAction, historyView, orderWindow } from "~/admin/history.server";
 import { pauseText } from "~/admin/plain-words";

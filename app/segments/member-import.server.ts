@@ -15,7 +15,7 @@ import { z } from "zod";
 import { database } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
-import { adminQuery } from "../backfill/admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";

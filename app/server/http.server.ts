@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { createServer, type Server } from "node:http";
 import { answerHealthRequest } from "../observability/endpoints.server";
-import { STOREFRONT_POLICY } from "../storefront/policy";
+import { STOREFRONT_POLICY } from "../storefront/storefront-policy";
 import { readNodeBodyLimited, type BodyRefusal } from "./body.server";
 import { closeGracefully } from "./close.server";
 import { answerUnexpectedError } from "./errors.server";

@@ -5,7 +5,7 @@
 import path from "node:path";
 import * as remixBuild from "virtual:remix/server-build";
 import type { ServerBuild } from "@remix-run/node";
-import { PROJECT_ROOT } from "./project-root.server";
+import { PROJECT_ROOT } from "../project-root.server";
 
 /** The Remix server build (routes, entry, assets manifest) of this same bundle. */
 export const serverBuild = remixBuild as unknown as ServerBuild;

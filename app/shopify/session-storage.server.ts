@@ -2,7 +2,7 @@ import { Session } from "@shopify/shopify-api";
 import type { SessionStorage } from "@shopify/shopify-app-session-storage";
 import type { Session as SessionRow } from "../generated/prisma/client";
 import { prisma } from "../db.server";
-import { decryptSecret, encryptSecret, isSealed } from "../shops/secrets.server";
+import { decryptSecret, encryptSecret, isSealed } from "../secrets.server";
 
 /**
  * Shopify sessions in our Prisma database. Access and refresh tokens are sealed at rest like the

@@ -5,13 +5,13 @@ import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { createMarketingClient, type MarketingClient } from "../services/marketing/client.server";
-import { isMarketingServiceError } from "../services/marketing/errors";
+import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import type { Account } from "../services/marketing/schemas";
 import { segmentTagsOf } from "../segments/segments.server";
 import { parseSettings, type ShopSettings } from "../sync/settings";
 import type { ConnectionChange } from "./connection-text";
 import { canReceiveDeliveries } from "./eligibility";
-import { decryptSecret, encryptSecret } from "./secrets.server";
+import { decryptSecret, encryptSecret } from "../secrets.server";
 
 /** Why a key could not be connected; each has its own message for the merchant. */
 export type ConnectionFailure = "wrong_key" | "account_inactive" | "plugin_key" | "unreachable" | "service_error";

@@ -1,6 +1,6 @@
 import { database } from "../db.server";
 import { logger } from "../logger.server";
-import { decryptSecret, encryptSecret, isSealed, needsReseal, SecretError } from "./secrets.server";
+import { decryptSecret, encryptSecret, isSealed, needsReseal, SecretError } from "../secrets.server";
 
 /** The pause reason the start-up check writes; a later start with the right key lifts it. */
 export const UNREADABLE_KEY_REASON = "stored service key cannot be decrypted with ENCRYPTION_KEY";

@@ -19,7 +19,7 @@ import { z } from "zod";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
 import { messageOf } from "../errors";
-import { adminQuery } from "../backfill/admin-graphql.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { retryDelayMs } from "../pipeline/policy";
 import type { Person } from "../services/marketing/schemas";

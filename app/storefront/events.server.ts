@@ -4,7 +4,7 @@ import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { serviceCallSchema, type ServiceCall } from "../services/marketing/schemas";
 import { parseSettings } from "../sync/settings";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 import { hitRateLimits, type LimitedBy } from "./rate-limit.server";
 
 /**

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { config } from "../config.server";
 import { logger } from "../logger.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { parseSettings } from "../sync/settings";
 import { prisma } from "../db.server";
-import { adminGraphql } from "./admin.server";
 import { storefrontEventCounts } from "./events.server";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 import { trackerOnStorefront, type EmbedState } from "./tracker-state";
 import { trackerStatus } from "./tracker.server";
 import { messageOf } from "../errors";
@@ -30,16 +30,14 @@ const THEME_QUERY = `#graphql
   }`;
 
 const themeAnswerSchema = z.object({
-  data: z.object({
-    themes: z.object({
-      nodes: z.array(
-        z.object({
-          id: z.string(),
-          name: z.string(),
-          files: z.object({ nodes: z.array(z.object({ filename: z.string(), body: z.object({ content: z.string().optional() }).passthrough() })) }),
-        }),
-      ),
-    }),
+  themes: z.object({
+    nodes: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        files: z.object({ nodes: z.array(z.object({ filename: z.string(), body: z.object({ content: z.string().optional() }).passthrough() })) }),
+      }),
+    ),
   }),
 });
 
@@ -94,8 +92,8 @@ export interface EmbedView {
 export async function liveThemeEmbed(shop: string): Promise<EmbedView> {
   const activateUrl = activateEmbedUrl(shop);
   try {
-    const answer = await adminGraphql(shop, THEME_QUERY, {}, themeAnswerSchema);
-    const theme = answer.data.themes.nodes[0];
+    const answer = themeAnswerSchema.parse(await adminQuery(shop, THEME_QUERY, {}, { maxWaitMs: STOREFRONT_POLICY.adminWaitMs }));
+    const theme = answer.themes.nodes[0];
     if (!theme) return { state: "unknown", themeName: null, error: "The store has no published theme.", activateUrl };
     const content = theme.files.nodes.find((f) => f.filename === "config/settings_data.json")?.body.content;
     return { state: content ? embedStateIn(content) : "not_added", themeName: theme.name, error: null, activateUrl };

@@ -3,7 +3,7 @@ import { config } from "../config.server";
 import { logger } from "../logger.server";
 import { readBodyLimited } from "../server/body.server";
 import { authenticate } from "../shopify.server";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 import { receiveStorefrontEvent } from "./events.server";
 
 /**

@@ -1,6 +1,6 @@
 import ipaddr from "ipaddr.js";
 import { database } from "../db.server";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 
 /** The shop-wide counter's key: visitor keys all have a `kind:` prefix, so none can equal it. */
 export const SHOP_WIDE_KEY = "shop";

@@ -4,10 +4,10 @@ import { logger } from "../logger.server";
 import type { WebsiteTracker } from "../services/marketing/schemas";
 import { serviceClientFor } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
-import { decryptSecret } from "../shops/secrets.server";
+import { decryptSecret } from "../secrets.server";
+import { adminQuery } from "../shopify/admin-api.server";
 import { parseSettings } from "../sync/settings";
-import { adminGraphql } from "./admin.server";
-import { STOREFRONT_POLICY } from "./policy";
+import { STOREFRONT_POLICY } from "./storefront-policy";
 import { pruneRateWindows, pruneStorefrontCarts } from "./rate-limit.server";
 import { messageOf } from "../errors";
 
@@ -68,7 +68,7 @@ export function trackerMetafieldValue(tracker: Pick<WebsiteTracker, "mode" | "sn
 const INSTALLATION_QUERY = `#graphql
   query MarketingSyncInstallation { currentAppInstallation { id app { id } } }`;
 const installationSchema = z.object({
-  data: z.object({ currentAppInstallation: z.object({ id: z.string().min(1), app: z.object({ id: z.string().min(1) }).nullish() }) }),
+  currentAppInstallation: z.object({ id: z.string().min(1), app: z.object({ id: z.string().min(1) }).nullish() }),
 });
 
 /** `gid://shopify/App/1234` → `1234`, the form Shopify's visitor API example passes as appId. */
@@ -79,11 +79,9 @@ const METAFIELDS_SET = `#graphql
     metafieldsSet(metafields: $metafields) { metafields { id } userErrors { field message } }
   }`;
 const metafieldsSetSchema = z.object({
-  data: z.object({
-    metafieldsSet: z.object({
-      metafields: z.array(z.object({ id: z.string() })).nullish(),
-      userErrors: z.array(z.object({ message: z.string() })),
-    }),
+  metafieldsSet: z.object({
+    metafields: z.array(z.object({ id: z.string() })).nullish(),
+    userErrors: z.array(z.object({ message: z.string() })),
   }),
 });
 
@@ -92,7 +90,7 @@ const METAFIELDS_DELETE = `#graphql
     metafieldsDelete(metafields: $metafields) { userErrors { field message } }
   }`;
 const metafieldsDeleteSchema = z.object({
-  data: z.object({ metafieldsDelete: z.object({ userErrors: z.array(z.object({ message: z.string() })) }) }),
+  metafieldsDelete: z.object({ userErrors: z.array(z.object({ message: z.string() })) }),
 });
 
 const WEB_PIXEL_CREATE = `#graphql
@@ -100,18 +98,18 @@ const WEB_PIXEL_CREATE = `#graphql
     webPixelCreate(webPixel: { settings: $settings }) { webPixel { id } userErrors { code field message } }
   }`;
 const webPixelCreateSchema = z.object({
-  data: z.object({
-    webPixelCreate: z.object({
-      webPixel: z.object({ id: z.string() }).nullish(),
-      userErrors: z.array(z.object({ code: z.string().nullish(), message: z.string() })),
-    }),
+  webPixelCreate: z.object({
+    webPixel: z.object({ id: z.string() }).nullish(),
+    userErrors: z.array(z.object({ code: z.string().nullish(), message: z.string() })),
   }),
 });
 
+const ADMIN_WAIT = { maxWaitMs: STOREFRONT_POLICY.adminWaitMs };
+
 /** The web pixel extension runs on a shop only once the app has created it there; TAKEN: it has. */
 async function ensureWebPixel(shop: string): Promise<void> {
-  const answer = await adminGraphql(shop, WEB_PIXEL_CREATE, { settings: JSON.stringify({ proxyPath: STOREFRONT_POLICY.appProxyPath }) }, webPixelCreateSchema);
-  const errors = answer.data.webPixelCreate.userErrors.filter((e) => e.code !== "TAKEN");
+  const answer = webPixelCreateSchema.parse(await adminQuery(shop, WEB_PIXEL_CREATE, { settings: JSON.stringify({ proxyPath: STOREFRONT_POLICY.appProxyPath }) }, ADMIN_WAIT));
+  const errors = answer.webPixelCreate.userErrors.filter((e) => e.code !== "TAKEN");
   if (errors.length) throw new Error(`webPixelCreate: ${errors.map((e) => e.message).join("; ")}`);
 }
 
@@ -130,28 +128,20 @@ export async function syncTracker(shop: string): Promise<TrackerSyncResult> {
     const client = await serviceClientFor(shop);
     if (!client || !row?.serviceKeyEnc) return { status: "skipped", reason: "not_connected" };
     // The Admin API first: without an offline session (never installed) the service is not asked.
-    const installation = await adminGraphql(shop, INSTALLATION_QUERY, {}, installationSchema);
+    const installation = installationSchema.parse(await adminQuery(shop, INSTALLATION_QUERY, {}, ADMIN_WAIT));
     const mode = parseSettings(row.settings ?? {}).trackerMode;
     const tracker = await client.websiteTracker(mode);
-    const appId = numericAppId(installation.data.currentAppInstallation.app?.id);
+    const appId = numericAppId(installation.currentAppInstallation.app?.id);
     const value = trackerMetafieldValue({ mode, snippet: tracker.snippet, appId }, decryptSecret(row.serviceKeyEnc, shop));
-    const answer = await adminGraphql(
-      shop,
-      METAFIELDS_SET,
-      {
-        metafields: [
-          {
-            ownerId: installation.data.currentAppInstallation.id,
-            namespace: STOREFRONT_POLICY.metafieldNamespace,
-            key: STOREFRONT_POLICY.metafieldKey,
-            type: "json",
-            value: JSON.stringify(value),
-          },
-        ],
-      },
-      metafieldsSetSchema,
-    );
-    const errors = answer.data.metafieldsSet.userErrors;
+    const metafield = {
+      ownerId: installation.currentAppInstallation.id,
+      namespace: STOREFRONT_POLICY.metafieldNamespace,
+      key: STOREFRONT_POLICY.metafieldKey,
+      type: "json",
+      value: JSON.stringify(value),
+    };
+    const answer = metafieldsSetSchema.parse(await adminQuery(shop, METAFIELDS_SET, { metafields: [metafield] }, ADMIN_WAIT));
+    const errors = answer.metafieldsSet.userErrors;
     if (errors.length) throw new Error(`metafieldsSet: ${errors.map((e) => e.message).join("; ")}`);
     await ensureWebPixel(shop);
     await recordSync(shop, { mode, error: null, nextInMs: STOREFRONT_POLICY.trackerRefreshMs });
@@ -175,14 +165,10 @@ export async function removeTracker(shop: string): Promise<TrackerRemoval> {
   // Recorded first, so a crash mid-call still leaves the removal to the worker.
   await prisma().storefrontState.upsert({ where: { shop }, create: { shop, removalPending: true }, update: { removalPending: true } });
   try {
-    const installation = await adminGraphql(shop, INSTALLATION_QUERY, {}, installationSchema);
-    const answer = await adminGraphql(
-      shop,
-      METAFIELDS_DELETE,
-      { metafields: [{ ownerId: installation.data.currentAppInstallation.id, namespace: STOREFRONT_POLICY.metafieldNamespace, key: STOREFRONT_POLICY.metafieldKey }] },
-      metafieldsDeleteSchema,
-    );
-    const errors = answer.data.metafieldsDelete.userErrors;
+    const installation = installationSchema.parse(await adminQuery(shop, INSTALLATION_QUERY, {}, ADMIN_WAIT));
+    const metafield = { ownerId: installation.currentAppInstallation.id, namespace: STOREFRONT_POLICY.metafieldNamespace, key: STOREFRONT_POLICY.metafieldKey };
+    const answer = metafieldsDeleteSchema.parse(await adminQuery(shop, METAFIELDS_DELETE, { metafields: [metafield] }, ADMIN_WAIT));
+    const errors = answer.metafieldsDelete.userErrors;
     if (errors.length) throw new Error(`metafieldsDelete: ${errors.map((e) => e.message).join("; ")}`);
     await prisma().storefrontState.update({
       where: { shop },

@@ -139,7 +139,7 @@ describeEachDatabase("unknown objects in live traffic", (database) => {
     expect(waiting.outcomeDetail).toContain("Shopify has no order 424242");
     await h.stopWorkers();
     // The home page names the waiting change and why; past 15 minutes it no longer says "healthy".
-    const { healthView } = await import("~/admin/health.server");
+    const { healthView } = await import("~/admin/sync-health.server");
     const soon = await healthView(shop);
     expect(soon.waiting).toMatchObject({ count: 1, reason: expect.stringContaining("Shopify has no order 424242") });
     expect(soon.banner.status).toBe("healthy");

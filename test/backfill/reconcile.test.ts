@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { forgetAdminBudgets } from "~/backfill/admin-graphql.server";
+import { forgetAdminBudgets } from "~/shopify/admin-api.server";
 import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
 import { reconcileShopNow, reconcileStatus, seedReconcileStates } from "~/backfill/reconcile.server";
 import { PIPELINE_POLICY, type PipelinePolicy } from "~/pipeline/policy";

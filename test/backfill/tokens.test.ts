@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { backfillProgress, requestBackfill } from "~/backfill/backfill.server";
 import { BACKFILL_STATUS } from "~/pipeline/status";
 import { PrismaSessionStorage } from "~/shopify/session-storage.server";
-import { decryptSecret } from "~/shops/secrets.server";
+import { decryptSecret } from "~/secrets.server";
 import { Session } from "@shopify/shopify-api";
 import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";

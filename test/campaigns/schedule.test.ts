@@ -1,6 +1,7 @@
 // The schedule picker's time arithmetic (luxon over Intl): offsets, summer time, the service's rounding.
 import { describe, expect, it } from "vitest";
-import { isValidZone, localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
+import { isValidZone } from "~/admin/time-zone";
+import { localToIso, scheduleReadings, serviceRounded } from "~/campaigns/schedule";
 
 describe("schedule times", () => {
   it("a wall-clock time in the store's zone becomes ISO 8601 with that zone's offset", () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { connectShop } from "~/shops/connection.server";
 import { createMarketingClient } from "../../app/services/marketing/client.server";
-import { isPermanentRefusalForPerson } from "../../app/services/marketing/errors";
+import { isPermanentRefusalForPerson } from "../../app/services/marketing/marketing-error";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";

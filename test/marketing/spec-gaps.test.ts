@@ -4,7 +4,7 @@
  * involved; classification of bodies the emulator never sends is checked on classifyHttpError.
  */
 import { describe, expect, it } from "vitest";
-import { classifyHttpError, isPermanentRefusalForPerson, MarketingServiceError } from "../../app/services/marketing/errors";
+import { classifyHttpError, isPermanentRefusalForPerson, MarketingServiceError } from "../../app/services/marketing/marketing-error";
 import { failure, uniqueEmail, useEmulator } from "./support";
 
 const h = useEmulator();

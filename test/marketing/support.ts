@@ -1,7 +1,7 @@
 /** Shared setup for the marketing contract tests: a real emulator over HTTP and a client bound to it. */
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { createMarketingClient, type MarketingClientOptions, type RequestLogInfo } from "../../app/services/marketing/client.server";
-import { isMarketingServiceError, type MarketingServiceError } from "../../app/services/marketing/errors";
+import { isMarketingServiceError, type MarketingServiceError } from "../../app/services/marketing/marketing-error";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
 
 export interface Harness {

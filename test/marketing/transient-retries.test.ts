@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { classifyHttpError, RETRYABLE_CLIENT_STATUSES } from "~/services/marketing/errors";
+import { classifyHttpError, RETRYABLE_CLIENT_STATUSES } from "~/services/marketing/marketing-error";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 

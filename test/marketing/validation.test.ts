@@ -1,6 +1,6 @@
 /** Local validation (schemas) and error classification: requests fail before sending, with the field named. */
 import { describe, expect, it } from "vitest";
-import { classifyHttpError, parseRetryAfter } from "../../app/services/marketing/errors";
+import { classifyHttpError, parseRetryAfter } from "../../app/services/marketing/marketing-error";
 import {
   campaignScheduleSchema,
   cartEventSchema,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { listDeadLetters, replayDeadLetters } from "~/pipeline/dead-letters.server";
 import { syncHealth } from "~/pipeline/counters.server";
-import { encryptSecret } from "~/shops/secrets.server";
+import { encryptSecret } from "~/secrets.server";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 

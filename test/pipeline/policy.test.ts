@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffMs, MIN_RETRY_AFTER_MS, PIPELINE_POLICY, retryDelayMs } from "~/pipeline/policy";
-import { parseRetryAfter } from "~/services/marketing/errors";
+import { parseRetryAfter } from "~/services/marketing/marketing-error";
 
 describe("the production retry policy", () => {
   it("lets the 24-hour deadline, not the attempt bound, decide when a failing call is given up", () => {

@@ -7,7 +7,7 @@ import { recordDelivery } from "~/pipeline/ingest.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
 import { planDeliveries } from "~/pipeline/plan.server";
 import { parseShopifyJson } from "~/sync/json";
-import { encryptSecret } from "~/shops/secrets.server";
+import { encryptSecret } from "~/secrets.server";
 import { planWebhook } from "~/sync/plan";
 import { defaultSettings, parseSettings } from "~/sync/settings";
 import { TOPICS, topicsWithRole } from "~/sync/topics.server";

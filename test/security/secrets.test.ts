@@ -8,7 +8,7 @@ import { Session } from "@shopify/shopify-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installDatabase, openDatabase } from "~/db.server";
 import { PrismaSessionStorage, openToken } from "~/shopify/session-storage.server";
-import { decryptSecret, encryptSecret, keyId } from "~/shops/secrets.server";
+import { decryptSecret, encryptSecret, keyId } from "~/secrets.server";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { applyTestEnv, TEST_ENCRYPTION_KEY } from "../support/env";

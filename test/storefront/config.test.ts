@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { STOREFRONT_POLICY } from "~/storefront/policy";
+import { STOREFRONT_POLICY } from "~/storefront/storefront-policy";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const read = (p: string) => readFileSync(path.join(ROOT, p), "utf8");

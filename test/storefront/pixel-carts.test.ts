@@ -3,7 +3,7 @@
 // adds made on one page without a reload all reach the service's cart, and a big cart arrives whole.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
-import { STOREFRONT_POLICY } from "~/storefront/policy";
+import { STOREFRONT_POLICY } from "~/storefront/storefront-policy";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { startSigningProxy, type SigningProxy } from "./support";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
-import { STOREFRONT_POLICY } from "~/storefront/policy";
+import { STOREFRONT_POLICY } from "~/storefront/storefront-policy";
 import { SHOP_WIDE_KEY } from "~/storefront/rate-limit.server";
 import { describeEachDatabase } from "../support/database";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";

@@ -9,7 +9,7 @@ import {
   MarketingServiceError,
   notAcceptedError,
   parseRetryAfter,
-} from "~/services/marketing/errors";
+} from "~/services/marketing/marketing-error";
 
 const classify = (status: number, body?: unknown, retryAfter?: string) =>
   classifyHttpError({ status, body, retryAfter, method: "POST", path: "/api/people" });

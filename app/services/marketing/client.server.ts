@@ -18,7 +18,7 @@ import {
   isMarketingServiceError,
   localValidationError,
   notAcceptedError,
-} from "./errors";
+} from "./marketing-error";
 import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
@@ -90,7 +90,7 @@ import {
   type WebsiteTrackerMode,
 } from "./schemas";
 
-export { MarketingServiceError, isMarketingServiceError } from "./errors";
+export { MarketingServiceError, isMarketingServiceError } from "./marketing-error";
 export type * from "./schemas";
 
 export interface RequestLogInfo {

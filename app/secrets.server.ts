@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { config } from "../config.server";
+import { config } from "./config.server";
 
 /**
  * Secrets at rest (a shop's marketing-service key, Shopify access tokens): AES-256-GCM with a

@@ -21,6 +21,12 @@ export const STOREFRONT_POLICY = {
   trackerRefreshMs: 24 * 3_600_000,
   /** After a failed refresh (service or Admin API down), try again this much later. */
   trackerRetryMs: 15 * 60_000,
+  /**
+   * Longest wait for a shop's Admin API budget per call when Shopify throttles: then the refresh
+   * fails (retried trackerRetryMs later) or the page says the theme cannot be read just now. Short:
+   * the calls run in the merchant's requests too (connect, disconnect, the Storefront page).
+   */
+  adminWaitMs: 5_000,
   /** One worker holds a shop's refresh this long (longer than the two calls' timeouts). */
   trackerLeaseMs: 2 * 60_000,
   /** The metafield the theme app embed reads (`app.metafields.marketing_sync.tracker`). */
