@@ -62,7 +62,7 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
   const { openDatabase, installDatabase } = await import("../app/db.server");
   const { connectShop } = await import("../app/shops/connection.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
-  const { startWorker } = await import("../app/pipeline/worker.server");
+  const { startWorker } = await import("../app/pipeline/runner.server");
   const { storeOfflineSession } = await import("../dev/shopify/offline-session");
 
   const pgDb = dbKind === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;

@@ -16,7 +16,7 @@ export const CLIENT_DIR = path.join(PROJECT_ROOT, "build/client");
 export { config, resetConfigForTests, ConfigError, DEV_SECRETS } from "../config.server";
 export { database, installDatabase, openDatabase, prisma, type Database } from "../db.server";
 export { logger } from "../logger.server";
-export { startWorker, type Worker } from "../pipeline/worker.server";
+export { startWorker, type Worker } from "../pipeline/runner.server";
 export { pruneOldRows } from "../pipeline/retention.server";
 export { connectShop } from "../shops/connection.server";
 export { checkStoredSecrets } from "../shops/key-rotation.server";

@@ -10,7 +10,7 @@ import { shopContexts, type ShopContext } from "../shops/connection.server";
 import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
-import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
+import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan-webhook";
 import { BACKGROUND_SOURCES, SILENT_SOURCES, sourceSql } from "../sync/sources";
 import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";
