@@ -62,7 +62,7 @@ import {
 applyTestEnv({ LOG_LEVEL: "silent" });
 const { moveJournaledDeliveries } = await import("../app/pipeline/record.server");
 const { refreshQueueStatistics } = await import("../app/pipeline/runner.server");
-const { planDeliveries } = await import("../app/pipeline/plan-deliveries.server");
+const { planDeliveries } = await import("../app/jobs/index.server");
 const { deliverCalls } = await import("../app/pipeline/deliver.server");
 const { PIPELINE_POLICY } = await import("../app/pipeline/policy");
 const { WEBHOOK_PRIORITY } = await import("../app/pipeline/webhook-priority.server");

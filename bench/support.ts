@@ -250,7 +250,7 @@ export async function openBenchDatabase(
 
 /** Installs and connects `shop` to a service account (deliveries are recorded only for an installed shop). */
 export async function connectBenchShop(shop: string, service: { url: string; apiKey: string }): Promise<void> {
-  const { connectShop } = await import("../app/shops/connection.server");
+  const { connectShop } = await import("../app/backfill/connect.server");
   await connectShop(shop, { apiKey: service.apiKey, baseUrl: service.url, importHistory: false });
 }
 
@@ -275,7 +275,7 @@ export async function startBenchWorkers(
   prefix: string,
   policy?: Partial<PipelinePolicy>,
 ): Promise<{ idle(timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
-  const { startWorker } = await import("../app/pipeline/runner.server");
+  const { startWorker } = await import("../app/jobs/index.server");
   const workers = Array.from({ length: count }, (_, k) => startWorker({ id: `${prefix}-${k + 1}`, policy }));
   return {
     idle: async (timeoutMs) => {

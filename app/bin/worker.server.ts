@@ -5,7 +5,7 @@ import { database } from "../db.server";
 import { logger } from "../logger.server";
 import { startHealthServer } from "../observability/endpoints.server";
 import { declareProcessRole, markShuttingDown } from "../observability/health.server";
-import { startWorker } from "../pipeline/runner.server";
+import { startWorker } from "../jobs/index.server";
 import { routeConsoleThroughLogger } from "../server/console.server";
 
 async function main() {

@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ACK_JOURNAL_FILE, ACK_JOURNAL_POLICY } from "~/pipeline/ack-journal.server";
 import { journaledBacklog, moveJournaledDeliveries } from "~/pipeline/record.server";
-import { startWorker } from "~/pipeline/runner.server";
+import { startWorker } from "~/jobs/index.server";
 import { journalTestbed, JOURNAL_SHOP } from "../support/ack-journal";
 import { ROOT_DIR } from "../support/processes";
 import { sendWebhook } from "../support/webhooks";

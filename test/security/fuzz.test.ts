@@ -5,7 +5,7 @@ import { handleCompliance } from "~/compliance/compliance.server";
 import { database } from "~/db.server";
 import { recordDelivery } from "~/pipeline/record.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
-import { planDeliveries } from "~/pipeline/plan-deliveries.server";
+import { planDeliveries } from "~/jobs/index.server";
 import { parseShopifyJson } from "~/sync/json";
 import { encryptSecret } from "~/shops/secrets.server";
 import { planWebhook } from "~/sync/plan-webhook";
