@@ -13,6 +13,7 @@ import { runConsentReturnStep } from "../consent-return/consent-return.server";
 import { runSegmentImportStep } from "../segments/member-import.server";
 import { runSignupStep } from "../signups/signups.server";
 import { storefrontStep } from "../storefront/tracker.server";
+import { checkInstallation } from "../shops/installation.server";
 import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { fireDueTimers } from "../pipeline/abandonment.server";
@@ -33,11 +34,14 @@ export type { Worker } from "../pipeline/runner.server";
 /** The 30-day chart plus a day of margin. */
 const COUNTER_HISTORY_DAYS = 31;
 
+/** The Remix app, loaded on first use: the worker's modules must not configure it when imported. */
+const shopifyApp = () => import("../shopify.server");
+
 /** The topics planning hands on, by role, and the look-ups that complete a batch first. */
 export const TOPIC_HANDLERS: TopicHandlers = {
   completeWebhooks,
   fetchUnknownObjects,
-  confirmLifecycle,
+  confirmLifecycle: (deliveries) => confirmLifecycle(deliveries, (shop) => checkInstallation(shop, shopifyApp)),
   confirmConsentOrigin,
   lifecycle: handleLifecycle,
   compliance: handleCompliance,
