@@ -20,9 +20,9 @@ const ANALYZE_AFTER_CHANGES = 2_000;
  * - "side": rare next to the round jobs, one after the other, when the round found nothing, when
  *   side work was found last time, or once per poll interval;
  * - "always": every round, throttled inside, not counted as queue work;
- * - "lull": every `everyMs`; on PGlite after waiting for a lull (it holds the one connection), on
- *   PostgreSQL beside the traffic;
- * - "every": every `everyMs`, in the round.
+ * - "lull": every `everyMs`, the first time after one interval; on PGlite after waiting for a lull
+ *   (it holds the one connection), on PostgreSQL beside the traffic;
+ * - "every": every `everyMs`, in the round, the first time at once.
  */
 export type Cadence =
   | { kind: "first" | "round" | "side" | "always" }
@@ -110,7 +110,7 @@ export function startRunner(table: JobTable, options: WorkerOptions = {}): Worke
   const withCadence = (kind: Cadence["kind"]) => jobs.filter((j) => j.cadence.kind === kind);
   const [first, round, side, always, lull, every] = (["first", "round", "side", "always", "lull", "every"] as const).map(withCadence);
   const everyMs = (job: Job) => ("everyMs" in job.cadence ? job.cadence.everyMs(policy) : 0);
-  // "every" jobs run in the first round; "lull" jobs (upkeep) wait their interval first.
+  // "every" jobs run at once; "lull" jobs (upkeep) wait their interval first.
   const lastRun = new Map<Job, number>([...every.map((j) => [j, 0] as const), ...lull.map((j) => [j, Date.now()] as const)]);
   const inBackground = new Map<Job, Promise<unknown>>();
   const idleWaiters: { resolve: () => void; dueWithinMs: number }[] = [];
