@@ -60,9 +60,9 @@ async function runOne(shopify: ShopifyChild, dbKind: "pglite" | "postgres", size
   const label = `${dbKind}-${size}`;
   const emulator = await startEmulatorProcess(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=backfill-emulator-${label}.cpuprofile`] : []);
   const { openDatabase, installDatabase } = await import("../app/db.server");
-  const { connectShop } = await import("../app/shops/connection.server");
+  const { connectShop } = await import("../app/backfill/connect.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
-  const { startWorker } = await import("../app/pipeline/worker.server");
+  const { startWorker } = await import("../app/jobs/index.server");
   const { storeOfflineSession } = await import("../dev/shopify/offline-session");
 
   const pgDb = dbKind === "postgres" ? await createBenchDatabase(adminUrl!) : undefined;

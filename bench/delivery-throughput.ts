@@ -60,9 +60,9 @@ import {
 } from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
-const { moveJournaledDeliveries } = await import("../app/pipeline/ingest.server");
-const { refreshQueueStatistics } = await import("../app/pipeline/worker.server");
-const { planDeliveries } = await import("../app/pipeline/plan.server");
+const { moveJournaledDeliveries } = await import("../app/pipeline/record.server");
+const { refreshQueueStatistics } = await import("../app/pipeline/runner.server");
+const { planDeliveries } = await import("../app/jobs/index.server");
 const { deliverCalls } = await import("../app/pipeline/deliver.server");
 const { PIPELINE_POLICY } = await import("../app/pipeline/policy");
 const { WEBHOOK_PRIORITY } = await import("../app/pipeline/webhook-priority.server");

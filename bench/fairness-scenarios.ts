@@ -157,8 +157,8 @@ export function printTimeline(started: number, sent: Map<string, { at: number }>
 
 async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOptions, workerCount: number, shopify: ShopifyChild | undefined): Promise<RunResult> {
   const { openDatabase, installDatabase } = await import("../app/db.server");
-  const { startWorker } = await import("../app/pipeline/worker.server");
-  const { connectShop } = await import("../app/shops/connection.server");
+  const { startWorker } = await import("../app/jobs/index.server");
+  const { connectShop } = await import("../app/backfill/connect.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
   const { storeOfflineSession } = await import("../dev/shopify/offline-session");
   const { startEmulator } = await import("../dev/emulator/server");

@@ -60,7 +60,7 @@ import {
 } from "./support";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
-const { moveJournaledDeliveries, journaledBacklog } = await import("../app/pipeline/ingest.server");
+const { moveJournaledDeliveries, journaledBacklog } = await import("../app/pipeline/record.server");
 const { receiveNodeWebhook } = await import("../app/webhooks/ingest.server");
 const { database } = await import("../app/db.server");
 const { startEmulator } = await import("../dev/emulator/server");

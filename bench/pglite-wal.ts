@@ -35,7 +35,7 @@ const walMiB = (dir: string) => Number(execFileSync("du", ["-sm", path.join(dir,
 
 if (values.child) {
   // The child: records, runs upkeep every 1,000 orders, reports, then waits to be killed.
-  const { moveJournaledDeliveries, recordDelivery } = await import("../app/pipeline/ingest.server");
+  const { moveJournaledDeliveries, recordDelivery } = await import("../app/pipeline/record.server");
   const { upkeepQueueTables, UPKEEP_POLICY } = await import("../app/pipeline/upkeep.server");
   const { fixture } = await import("../test/support/webhooks");
   const dir = values.child;

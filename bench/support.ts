@@ -250,13 +250,13 @@ export async function openBenchDatabase(
 
 /** Installs and connects `shop` to a service account (deliveries are recorded only for an installed shop). */
 export async function connectBenchShop(shop: string, service: { url: string; apiKey: string }): Promise<void> {
-  const { connectShop } = await import("../app/shops/connection.server");
+  const { connectShop } = await import("../app/backfill/connect.server");
   await connectShop(shop, { apiKey: service.apiKey, baseUrl: service.url, importHistory: false });
 }
 
 /** Records a customers/create as the webhook route does (on PGlite: journaled until moveJournaledDeliveries). */
 export async function recordCustomerCreate(shop: string, customer: { id: string; email?: string; updatedAt?: string }): Promise<void> {
-  const { recordDelivery } = await import("../app/pipeline/ingest.server");
+  const { recordDelivery } = await import("../app/pipeline/record.server");
   const { customerBody } = await import("../test/support/pipeline");
   await recordDelivery({
     shop,
@@ -275,7 +275,7 @@ export async function startBenchWorkers(
   prefix: string,
   policy?: Partial<PipelinePolicy>,
 ): Promise<{ idle(timeoutMs: number): Promise<void>; stop(): Promise<void> }> {
-  const { startWorker } = await import("../app/pipeline/worker.server");
+  const { startWorker } = await import("../app/jobs/index.server");
   const workers = Array.from({ length: count }, (_, k) => startWorker({ id: `${prefix}-${k + 1}`, policy }));
   return {
     idle: async (timeoutMs) => {

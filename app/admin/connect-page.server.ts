@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ConnectionError, connectShop, disconnectShop } from "../shops/connection.server";
+import { connectShop } from "../backfill/connect.server";
+import { ConnectionError, disconnectShop } from "../shops/connection.server";
 import { connectionNotice, type ConnectionNotice } from "../shops/connection-text";
 import { sweepSignupsSoon } from "../signups/signups.server";
 import { removeTracker, syncTracker } from "../storefront/tracker.server";

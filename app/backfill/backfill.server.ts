@@ -21,7 +21,6 @@ import { BACKFILL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, type BackfillStatus
 import { reachableOrderDays } from "../shopify/access";
 import { parseShopifyJson } from "../sync/json";
 import { adminQuery } from "../shopify/admin-api.server";
-import { runReconcileStep } from "./reconcile.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 import { messageOf } from "../errors";
@@ -171,20 +170,8 @@ interface ClaimedRun {
   exportAttempts: number;
 }
 
-/**
- * The worker's unit of backfill work: one step of a due history import and one page of a due
- * reconciliation sweep (reconcile.server.ts). Returns how many it did.
- */
-export async function runBackfillStep(workerId: string, policy: PipelinePolicy): Promise<number> {
-  const imported = await runImportStep(workerId, policy);
-  const swept = await runReconcileStep(workerId, policy).catch((error: unknown) => {
-    logger().error({ err: messageOf(error) }, "reconciliation step failed");
-    return 0;
-  });
-  return imported + swept;
-}
-
-async function runImportStep(workerId: string, policy: PipelinePolicy): Promise<number> {
+/** The worker's unit of history import: one step of a due import (app/jobs). Returns how many it did. */
+export async function runHistoryImportStep(workerId: string, policy: PipelinePolicy): Promise<number> {
   const [run] = await claimRows<ClaimedRun>({
     table: "BackfillRun",
     workerId,

@@ -3,9 +3,9 @@
 import { config, ConfigError } from "../config.server";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
-import { startHealthServer } from "../observability/endpoints.server";
+import { startHealthServer } from "../server/health-endpoints.server";
 import { declareProcessRole, markShuttingDown } from "../observability/health.server";
-import { startWorker } from "../pipeline/worker.server";
+import { startWorker } from "../jobs/index.server";
 import { routeConsoleThroughLogger } from "../server/console.server";
 
 async function main() {

@@ -167,7 +167,7 @@ export async function reconcileShop(shop: string) {
 
 /** Works the queues in this process until nothing is due (when no app or worker is running). */
 export async function runUntilIdle(): Promise<void> {
-  const { startWorker } = await import("../pipeline/worker.server");
+  const { startWorker } = await import("../jobs/index.server");
   const worker = startWorker();
   try {
     await worker.idle({ timeoutMs: 10 * 60_000 });
@@ -201,7 +201,7 @@ export async function resyncShop(shop: string, request: BackfillRequest) {
 
 /** `resync --run`: works the queue in this process until the shop's import has finished. */
 export async function runUntilImported(shop: string, onProgress: (p: BackfillProgress) => void) {
-  const [{ startWorker }, { backfillProgress }] = await Promise.all([import("../pipeline/worker.server"), import("../backfill/backfill.server")]);
+  const [{ startWorker }, { backfillProgress }] = await Promise.all([import("../jobs/index.server"), import("../backfill/backfill.server")]);
   const worker = startWorker();
   try {
     for (;;) {

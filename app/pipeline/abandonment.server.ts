@@ -3,7 +3,7 @@ import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { shopContext } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
-import { mapAbandonedCheckout } from "../sync/plan";
+import { mapAbandonedCheckout } from "../sync/plan-webhook";
 import type { AbandonmentInstruction } from "../sync/mappers/common";
 import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * A webhook delivery as the route hands it to the recorder (app/pipeline/ingest.server.ts) once
+ * A webhook delivery as the route hands it to the recorder (app/pipeline/record.server.ts) once
  * authenticated (app/webhooks/receive.server.ts): no headers, only what is recorded. PGlite's
  * acknowledgement journal reads it back with this schema.
  */

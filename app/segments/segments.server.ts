@@ -123,22 +123,6 @@ export async function mirroredSegments(shop: string): Promise<MirroredSegmentRow
 }
 
 /**
- * Per shop, the mirrored segments' tags by numeric segment id (the form the webhook's
- * `segment_id` takes after parsing): the planning context.
- */
-export async function segmentTagsOf(shops: string[]): Promise<Map<string, Record<string, string>>> {
-  const out = new Map<string, Record<string, string>>();
-  if (!shops.length) return out;
-  const rows = await prisma().mirroredSegment.findMany({ where: { shop: { in: shops } }, select: { shop: true, segmentId: true, tag: true } });
-  for (const r of rows) {
-    const tags = out.get(r.shop) ?? {};
-    tags[gidNumber(r.segmentId) ?? r.segmentId] = r.tag;
-    out.set(r.shop, tags);
-  }
-  return out;
-}
-
-/**
  * The Settings section's data; Shopify not answering still shows the picks. With picks, the
  * segment-topic subscriptions are checked too (one read; created only when missing): Shopify drops
  * them with an uninstall, and the picks outlive it.

@@ -4,7 +4,7 @@ import express, { type Request as ExpressRequest, type Response as ExpressRespon
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { createServer, type Server } from "node:http";
-import { answerHealthRequest } from "../observability/endpoints.server";
+import { answerHealthRequest } from "./health-endpoints.server";
 import { STOREFRONT_POLICY } from "../storefront/storefront-policy";
 import { readNodeBodyLimited, type BodyRefusal } from "./body.server";
 import { closeGracefully } from "./close.server";
@@ -108,7 +108,7 @@ const REFUSALS: Record<BodyRefusal, Refusal> = {
   "too-slow": { status: 408, type: "text/plain; charset=utf-8", body: "Body not received in time" },
 };
 
-/** Storefront events answer in JSON, a body past the bound with 400 (app/storefront/proxy.server.ts). */
+/** Storefront events answer in JSON, a body past the bound with 400 (app/server/storefront-proxy.server.ts). */
 const json = (status: number, error: string, headers?: Record<string, string>): Refusal => ({
   status, type: "application/json", body: JSON.stringify({ error }), headers: { "cache-control": "no-store", ...headers },
 });

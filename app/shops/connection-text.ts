@@ -1,6 +1,6 @@
 /** What a connection does, in the merchant's words: shared by the Connection page and its action. */
 
-/** "first" / "reconnected" / "switched" start a history import; "same" only replaces the key (see connectShop). */
+/** "first" / "reconnected" / "switched" start a history import; "same" only replaces the key (see connectShop, app/backfill/connect.server.ts). */
 export type ConnectionChange = "first" | "same" | "reconnected" | "switched";
 
 /**

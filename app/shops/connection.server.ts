@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { requestBackfill } from "../backfill/backfill.server";
 import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
@@ -7,7 +6,7 @@ import { logger } from "../logger.server";
 import { createMarketingClient, type MarketingClient } from "../services/marketing/client.server";
 import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import type { Account } from "../services/marketing/schemas";
-import { segmentTagsOf } from "../segments/segments.server";
+import { gidNumber } from "../sync/payloads";
 import { parseSettings, type ShopSettings } from "../sync/settings";
 import type { ConnectionChange } from "./connection-text";
 import { canReceiveDeliveries } from "./eligibility";
@@ -123,16 +122,13 @@ function connectionChange(before: { connectedAt: Date | null; serviceKeyEnc: str
 }
 
 /**
- * Connects a shop to the marketing service: the key is checked against the service first
- * (GET /api/authenticated, then GET /api/account, which must be active), then stored encrypted.
- * Reconnecting resumes a paused shop. The first connection, a reconnection after a disconnection
- * and a switch to another account start a history import; a switch first forgets what was sent,
- * so the import sends everything to the new account. Throws ConnectionError with the merchant's message.
+ * Stores a shop's connection to the marketing service: the key is checked against the service
+ * first (GET /api/authenticated, then GET /api/account, which must be active), then stored
+ * encrypted. Reconnecting resumes a paused shop; a switch to another account first forgets what
+ * was sent. The history import that follows is started by connectShop (app/backfill/connect.server.ts).
+ * Throws ConnectionError with the merchant's message.
  */
-export async function connectShop(
-  domain: string,
-  input: { apiKey: string; baseUrl?: string; /** false: skip the history import (tests) */ importHistory?: boolean },
-): Promise<ConnectionResult> {
+export async function storeConnection(domain: string, input: { apiKey: string; baseUrl?: string }): Promise<ConnectionResult> {
   const baseUrl = input.baseUrl ?? config().marketingApiUrl;
   const apiKey = input.apiKey.trim();
   const client = createMarketingClient({ baseUrl, apiKey, timeoutMs: config().marketingApiTimeoutMs, retries: 0 });
@@ -167,15 +163,8 @@ export async function connectShop(
   });
   clients.delete(domain);
   logger().info({ shop: domain, accountId: account.id, change }, "shop connected");
-  if (change !== "same" && input.importHistory !== false) await startHistoryBackfill(domain, IMPORT_REASON[change]);
   return { account: connected, change, previous };
 }
-
-const IMPORT_REASON: Record<Exclude<ConnectionChange, "same">, string> = {
-  first: "replaced by the import of the first connection",
-  reconnected: "replaced by the import of the reconnection (its objects were ignored while disconnected)",
-  switched: "replaced by the import into the newly connected marketing account",
-};
 
 /**
  * Another account knows nothing of what was sent for this shop: the content hashes (decide.ts
@@ -192,15 +181,6 @@ async function forgetWhatWasSent(tx: SqlQueryable, domain: string): Promise<void
   );
   await tx.query(`DELETE FROM "ObjectState" WHERE shop = $1 AND "objectKey" LIKE 'storefront-cart:%'`, [domain]);
   logger().info({ shop: domain, objects: forgotten.length }, "another marketing account: what was sent to the previous one is forgotten");
-}
-
-/**
- * Imports the store's history (customers, products, orders of the last year). A connection
- * replaces an import already under way: what it recorded before the connection may have been
- * ignored (not connected) or sent to the previous account.
- */
-export async function startHistoryBackfill(domain: string, replacing: string): Promise<void> {
-  await requestBackfill(domain, {}, { replacing });
 }
 
 /**
@@ -253,6 +233,22 @@ export async function shopContexts(domains: string[]): Promise<Map<string, ShopC
   const [rows, segmentTags] = await Promise.all([prisma().shop.findMany({ where: { domain: { in: domains } } }), segmentTagsOf(domains)]);
   const shops = new Map(rows.map((s) => [s.domain, s]));
   return new Map(domains.map((domain) => [domain, contextOf(domain, shops.get(domain) ?? null, segmentTags.get(domain) ?? {})]));
+}
+
+/**
+ * Per shop, the mirrored segments' tags by numeric segment id (the form the webhook's
+ * `segment_id` takes after parsing): the planning context. Mirrored by app/segments.
+ */
+async function segmentTagsOf(shops: string[]): Promise<Map<string, Record<string, string>>> {
+  const out = new Map<string, Record<string, string>>();
+  if (!shops.length) return out;
+  const rows = await prisma().mirroredSegment.findMany({ where: { shop: { in: shops } }, select: { shop: true, segmentId: true, tag: true } });
+  for (const r of rows) {
+    const tags = out.get(r.shop) ?? {};
+    tags[gidNumber(r.segmentId) ?? r.segmentId] = r.tag;
+    out.set(r.shop, tags);
+  }
+  return out;
 }
 
 function contextOf(

@@ -24,9 +24,15 @@ const answerSchema = z.object({
   data: z.object({ currentAppInstallation: z.object({ accessScopes: z.array(z.object({ handle: z.string().regex(/^[a-z_]{1,100}$/) })).max(200) }) }),
 });
 
-export async function checkInstallation(shop: string): Promise<Installation> {
-  // Loaded on first use: the worker's modules must not configure the Shopify app when imported.
-  const { unauthenticated, sessionStorage } = await import("../shopify.server");
+/** The Remix app's offline sessions and Admin API access (app/shopify.server.ts), as the caller loads it. */
+export interface AppAdminAccess {
+  sessionStorage: { findSessionsByShop(shop: string): Promise<{ isOnline: boolean; accessToken?: string }[]> };
+  unauthenticated: { admin(shop: string): Promise<{ admin: { graphql(query: string, options?: { signal?: AbortSignal }): Promise<Response> } }> };
+}
+
+export async function checkInstallation(shop: string, app: () => Promise<AppAdminAccess>): Promise<Installation> {
+  // Loaded on first use (the caller's loader): the worker's modules must not configure the Shopify app when imported.
+  const { unauthenticated, sessionStorage } = await app();
   const offline = (await sessionStorage.findSessionsByShop(shop)).find((s) => !s.isOnline && s.accessToken);
   if (!offline) return { state: "no-token" };
   const { admin } = await unauthenticated.admin(shop);

@@ -1,6 +1,6 @@
 import type { SqlQueryable } from "../db/migrate.server";
 import { topicsWithRole } from "../sync/topics.server";
-import { checkInstallation, type Installation } from "./installation.server";
+import type { Installation } from "./installation.server";
 
 /** Every lifecycle topic's effect Shopify must confirm first (see installation.server.ts). */
 const CONFIRMED_TOPICS: ReadonlySet<string> = new Set(topicsWithRole("lifecycle"));
@@ -8,17 +8,19 @@ const CONFIRMED_TOPICS: ReadonlySet<string> = new Set(topicsWithRole("lifecycle"
 /**
  * Asks Shopify, before the planning transaction (no network call holds it), about every shop a
  * lifecycle delivery of the batch concerns. A shop that cannot be asked now is in `failed`: its
- * deliveries are tried again later, never acted on unconfirmed.
+ * deliveries are tried again later, never acted on unconfirmed. `check` asks Shopify
+ * (installation.server.ts checkInstallation).
  */
 export async function confirmLifecycle(
   deliveries: { id: string; shop: string; topic: string }[],
+  check: (shop: string) => Promise<Installation>,
 ): Promise<{ confirmed: Map<string, Installation>; failed: Map<string, unknown> }> {
   const confirmed = new Map<string, Installation>();
   const failed = new Map<string, unknown>();
   const byShop = new Map<string, Promise<Installation>>();
   for (const d of deliveries) {
     if (!CONFIRMED_TOPICS.has(d.topic)) continue;
-    if (!byShop.has(d.shop)) byShop.set(d.shop, checkInstallation(d.shop));
+    if (!byShop.has(d.shop)) byShop.set(d.shop, check(d.shop));
     try {
       confirmed.set(d.id, await byShop.get(d.shop)!);
     } catch (error) {

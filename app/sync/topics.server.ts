@@ -18,7 +18,7 @@
  * the toml and Shopify's metadata together. Server-only: the planners pull in every mapper; the
  * admin pages get labels as strings from their loaders.
  */
-import { planner, type Planner } from "./planner";
+import { planner, type Planner } from "./topic-planner";
 import type { SyncContext, SyncPlan } from "./mappers/common";
 import {
   checkoutPayload,

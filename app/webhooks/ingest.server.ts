@@ -1,7 +1,7 @@
 import { webhooksAnswered } from "../observability/metrics.server";
 import { logger } from "../logger.server";
 import type { VerifiedDelivery } from "../pipeline/delivery";
-import { recordDelivery } from "../pipeline/ingest.server";
+import { recordDelivery } from "../pipeline/record.server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   fetchWebhookRequest,

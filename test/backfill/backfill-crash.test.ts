@@ -7,7 +7,7 @@ import { requestBackfill } from "~/backfill/backfill.server";
 import { LOCK_FILE } from "~/db/data-dir-lock.server";
 import { installDatabase, openDatabase } from "~/db.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
 import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
 import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";

@@ -10,7 +10,7 @@ import { applyTestEnv } from "../support/env";
 import { customerBody } from "../support/pipeline";
 import { appProcessEnv, prepareConnectedDataDir, spawnApp, type AppProcess } from "../support/processes";
 import { sendWebhook } from "../support/webhooks";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 
 /**
  * What the people who run the app rely on: liveness and readiness probes, Prometheus metrics on

@@ -13,7 +13,7 @@ import {
   topicsWithRole,
   type SyncTopicEntry,
 } from "~/sync/topics.server";
-import { HANDLED_TOPICS, planWebhook } from "~/sync/plan";
+import { HANDLED_TOPICS, planWebhook } from "~/sync/plan-webhook";
 import { defaultSettings } from "~/sync/settings";
 import { FIXTURES_DIR } from "../support/webhooks";
 

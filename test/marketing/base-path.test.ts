@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 import { createMarketingClient } from "../../app/services/marketing/client.server";
 import { isPermanentRefusalForPerson } from "../../app/services/marketing/marketing-error";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";

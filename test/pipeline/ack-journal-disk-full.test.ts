@@ -1,7 +1,7 @@
 import type * as NodeFs from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ACK_JOURNAL_POLICY } from "~/pipeline/ack-journal.server";
-import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
+import { moveJournaledDeliveries } from "~/pipeline/record.server";
 import { journalTestbed } from "../support/ack-journal";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { PreparedStatement, SqlValue } from "~/db/migrate.server";
 import { executeStatement, prepareStatement } from "~/db/prepared";
 import { deliverCalls } from "~/pipeline/deliver.server";
-import { planDeliveries } from "~/pipeline/plan.server";
+import { planDeliveries } from "~/jobs/index.server";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
 import { startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { installDatabase, openDatabase, type Database } from "~/db.server";
 import { leaseFor, PIPELINE_POLICY } from "~/pipeline/policy";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
 import { createTestDatabase, describeEachDatabase, type DatabaseKind, type TestDatabase } from "../support/database";
 import { applyTestEnv } from "../support/env";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "../support/database";
 import { applyTestEnv } from "../support/env";

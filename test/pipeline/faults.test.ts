@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { replayDeadLetters } from "~/pipeline/dead-letters.server";
 import type { PipelinePolicy } from "~/pipeline/policy";
-import { planWebhook } from "~/sync/plan";
+import { planWebhook } from "~/sync/plan-webhook";
 import { defaultSettings } from "~/sync/settings";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { DeliveryLane } from "~/pipeline/deliver.server";
-import { moveJournaledDeliveries } from "~/pipeline/ingest.server";
-import { planDeliveries } from "~/pipeline/plan.server";
+import { moveJournaledDeliveries } from "~/pipeline/record.server";
+import { planDeliveries } from "~/jobs/index.server";
 import { PIPELINE_POLICY, type PipelinePolicy } from "~/pipeline/policy";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordDelivery } from "~/pipeline/ingest.server";
-import { startWorker } from "~/pipeline/worker.server";
+import { recordDelivery } from "~/pipeline/record.server";
+import { startWorker } from "~/jobs/index.server";
 import { startTestApp, type TestApp } from "../support/app";
 import { customerBody } from "../support/pipeline";
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startWorker } from "~/pipeline/worker.server";
+import { startWorker } from "~/jobs/index.server";
 import { UPKEEP_LOCK_KEY, UPKEEP_POLICY, upkeepQueueTables } from "~/pipeline/upkeep.server";
 import { startTestApp, type TestApp } from "../support/app";
 import { describeEachDatabase } from "../support/database";

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 import { loadData, routeData } from "../admin/support";
 import { install, until } from "../backfill/helpers";
 import { customerBody, startPipelineHarness, type PipelineHarness } from "../support/pipeline";

@@ -9,7 +9,7 @@ const [dataDir, shop, countText] = process.argv.slice(2);
 applyTestEnv({ PGLITE_DATA_DIR: dataDir });
 const { openDatabase, installDatabase } = await import("../../app/db.server");
 const { ACK_JOURNAL_POLICY } = await import("../../app/pipeline/ack-journal.server");
-const { moveJournaledDeliveries, recordDelivery } = await import("../../app/pipeline/ingest.server");
+const { moveJournaledDeliveries, recordDelivery } = await import("../../app/pipeline/record.server");
 
 // Nothing is moved behind the test's back: only the explicit move below.
 ACK_JOURNAL_POLICY.moveDelayMs = 3_600_000;

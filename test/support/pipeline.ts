@@ -1,8 +1,8 @@
 import { expect } from "vitest";
 import { startEmulator, type Emulator } from "../../dev/emulator/server";
 import { answerConsentFromWebhooks } from "../../dev/shopify/webhook-customers";
-import { connectShop } from "~/shops/connection.server";
-import { startWorker, type Worker } from "~/pipeline/worker.server";
+import { connectShop } from "~/backfill/connect.server";
+import { startWorker, type Worker } from "~/jobs/index.server";
 import type { PipelinePolicy } from "~/pipeline/policy";
 import { startTestApp, type TestApp } from "./app";
 import type { DatabaseKind } from "./database";

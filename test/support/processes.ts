@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { installDatabase, openDatabase, type DatabaseTarget } from "~/db.server";
-import { connectShop } from "~/shops/connection.server";
+import { connectShop } from "~/backfill/connect.server";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET, TEST_ENCRYPTION_KEY } from "./env";
 
 export const ROOT_DIR = path.resolve(import.meta.dirname, "../..");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mapAbandonedCheckout } from "../../app/sync/plan";
+import { mapAbandonedCheckout } from "../../app/sync/plan-webhook";
 import { eventOf, fixture, makeCtx, orderBody, run, type Json } from "./fixtures";
 
 // Shopify sends "" (or spaces) where a token or a name is absent: it must read as missing, so the

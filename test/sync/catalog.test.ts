@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { htmlToText } from "../../app/sync/mappers/products";
 import { SUBSCRIPTION_STATES } from "../../app/sync/mappers/subscriptions";
-import { mapAbandonedCheckout, planWebhook, type SyncPlan } from "../../app/sync/plan";
+import { mapAbandonedCheckout, planWebhook, type SyncPlan } from "../../app/sync/plan-webhook";
 import { serviceCallSchema } from "../../app/services/marketing/schemas";
 import { eventOf, fixture, makeCtx, NOW, ops, run, runSequence, withCurrency, type Json } from "./fixtures";
 

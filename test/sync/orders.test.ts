@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseShopifyJson } from "../../app/sync/json";
-import { InvalidPayloadError, planWebhook } from "../../app/sync/plan";
+import { InvalidPayloadError, planWebhook } from "../../app/sync/plan-webhook";
 import {
   eventOf,
   fixture,

@@ -12,7 +12,7 @@ import { TAG_PREFIX, type MirroredSegmentRow } from "../../app/segments/segments
 import { importProgress } from "../../app/segments/progress";
 import { createMarketingClient } from "~/services/marketing/client.server";
 import { CONTACT_TAG_TABLE } from "../../app/sync/event-mapping";
-import { planWebhook } from "../../app/sync/plan";
+import { planWebhook } from "../../app/sync/plan-webhook";
 import { actionData, loadData, routeData, tokenFor } from "../admin/support";
 import { listDeadLetters } from "~/pipeline/dead-letters.server";
 import { install, newShop, until } from "../backfill/helpers";

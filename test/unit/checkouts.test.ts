@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ZodError } from "zod";
-import { mapAbandonedCheckout, type AbandonedCheckoutSnapshot, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan";
+import { mapAbandonedCheckout, type AbandonedCheckoutSnapshot, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan-webhook";
 import { eventOf, fixture, makeCtx, NOW, run, type Json } from "../sync/fixtures";
 
 const CART = "eeafa272cebfd4b22385bc4b645e762c";

@@ -1,6 +1,6 @@
 import { database } from "../db.server";
-import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
-import { historyImportObjects, historyImports, queueDepth, queueOldestAge, shopLag } from "./metrics.server";
+import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
+import { historyImportObjects, historyImports, queueDepth, queueOldestAge, shopLag } from "../observability/metrics.server";
 
 /** How many of the slowest shops the lag gauge names. */
 const SLOWEST_SHOPS = 10;

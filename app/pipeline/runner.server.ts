@@ -3,23 +3,8 @@ import { hostname } from "node:os";
 import { config } from "../config.server";
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
-import { runBackfillStep } from "../backfill/backfill.server";
-import { runSegmentImportStep } from "../segments/member-import.server";
-import { runConsentReturnStep } from "../consent-return/consent-return.server";
-import { runSignupStep } from "../signups/signups.server";
-import { storefrontStep } from "../storefront/tracker.server";
-import { campaignActivityStep } from "../campaigns/marketing-activity.server";
-import { fireDueTimers } from "./abandonment.server";
 import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
-import { DeliveryLane } from "./deliver.server";
-import { journaledBacklog, moveSomeJournaledDeliveries } from "./ingest.server";
-import { planDeliveries } from "./plan.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
-import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "./status";
-import { canReceiveDeliveriesSql } from "../shops/eligibility";
-import { pruneCounterHistory } from "./counters.server";
-import { pruneOldRows } from "./retention.server";
-import { upkeepQueueTables } from "./upkeep.server";
 import { webhooksRecorded, yieldToWebhooks } from "./webhook-priority.server";
 import { messageOf } from "../errors";
 import { workerStarted, workerStopped } from "../observability/health.server";
@@ -27,8 +12,53 @@ import { workerStarted, workerStopped } from "../observability/health.server";
 /** Rows recorded, planned and delivered after which PGlite's statistics are refreshed before their time. */
 const ANALYZE_AFTER_CHANGES = 2_000;
 
-/** The 30-day chart plus a day of margin. */
-const COUNTER_HISTORY_DAYS = 31;
+/**
+ * When a job runs in the loop's round:
+ * - "first": before anything else, counted as work (the acknowledgement journal's move);
+ * - "round": every round, side by side with the other round jobs, after giving way to webhooks;
+ *   what they do counts towards the statistics refresh;
+ * - "side": rare next to the round jobs, one after the other, when the round found nothing, when
+ *   side work was found last time, or once per poll interval;
+ * - "always": every round, throttled inside, not counted as queue work;
+ * - "lull": every `everyMs`, the first time after one interval; on PGlite after waiting for a lull
+ *   (it holds the one connection), on PostgreSQL beside the traffic;
+ * - "every": every `everyMs`, in the round, the first time at once.
+ */
+export type Cadence =
+  | { kind: "first" | "round" | "side" | "always" }
+  | { kind: "lull" | "every"; everyMs: (policy: PipelinePolicy) => number };
+
+/** One kind of work the runner does; the runner itself knows none (app/jobs lists them). */
+export interface Job {
+  name: string;
+  cadence: Cadence;
+  /** Does one unit; the number of items it handled (0: found nothing). */
+  run(policy: PipelinePolicy): Promise<number | void>;
+  /** A failure is logged and counts as no work, instead of ending the round. */
+  soft?: boolean;
+  /** Items held in this process (claimed, not finished): the worker is not idle while any are. */
+  inFlight?(): number;
+  /** A condition of "due work" in SQL, given the SQL time `due` (now plus a horizon). */
+  dueSql?(due: string): string;
+  /** Items waiting outside the database (the journal): the worker is not idle while any are. */
+  backlog?(): Promise<number>;
+  /** The queue whose running rows this job leases: freed at start when their worker died (PGlite). */
+  leases?: { table: string; free: string; running: string };
+  /** Lets go of what the job holds (calls in flight finish, what was claimed ahead goes back). */
+  close?(): Promise<void>;
+}
+
+/** What a job table is given for each worker it is started for. */
+export interface JobWorker {
+  id: string;
+  policy: PipelinePolicy;
+  stopping(): boolean;
+  /** Ends the loop's sleep: there is work again. */
+  wakeUp(): void;
+}
+
+/** A job table: the jobs of one worker (jobs may share state, such as the delivery lane). */
+export type JobTable = (worker: JobWorker) => Job[];
 
 export interface Worker {
   id: string;
@@ -40,15 +70,21 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+export interface WorkerOptions {
+  policy?: Partial<PipelinePolicy>;
+  id?: string;
+}
+
 /** Ids of the workers running in this process: their leases are never orphans. */
 const liveWorkers = new Set<string>();
 
 /**
- * THE entry of the sync pipeline: a loop that plans recorded deliveries, delivers due calls and
- * fires due abandonment timers. Any number of workers may run, in the app process (PGlite and
+ * THE loop of the sync pipeline, knowing no jobs: it runs those of `table` (app/jobs) at their
+ * cadences, gives way to webhooks being acknowledged, sleeps a poll interval when nothing was
+ * found and wakes when work arrives. Any number of workers may run, in the app process (PGlite and
  * the default) or alone (`npm run worker`, PostgreSQL).
  */
-export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: string } = {}): Worker {
+export function startRunner(table: JobTable, options: WorkerOptions = {}): Worker {
   const merged: PipelinePolicy = { ...PIPELINE_POLICY, ...config().workerPolicy, ...options.policy };
   // A lease given explicitly (tests) is kept as is; the default one outlasts any call in flight.
   const policy: PipelinePolicy = options.policy?.leaseMs
@@ -58,13 +94,10 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
   const log = logger().child({ worker: id });
   liveWorkers.add(id);
   let stopping = false;
-  let lastPrune = 0;
   let lastAnalyze = 0;
   let changedSinceAnalyze = 0;
   let recordedAtAnalyze = webhooksRecorded();
   let lastSideWork = 0;
-  let lastUpkeep = Date.now();
-  let upkeepInFlight: Promise<unknown> | undefined;
   let sideWorkFound = false;
   let wake: (() => void) | undefined;
   // Set by whatever wakes the loop while it works, so that it does not then sleep a whole poll.
@@ -73,55 +106,43 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     woken = true;
     wake?.();
   };
-  // Calls in flight outlive a round: the lane claims more itself as answers free places, and wakes
-  // the loop when it runs empty. While webhooks arrive it leaves claiming to the loop's rounds,
-  // which rest between units (webhook-priority.server.ts): refilling itself, it delivered a fifth
-  // more during a burst and raised the acknowledgements' p99 on PGlite by 1–3 ms.
-  const lane = new DeliveryLane(id, {
-    refill: async () => {
-      if (stopping) return null;
-      const now = await yieldToWebhooks(policy);
-      return now.batchSize < policy.batchSize ? null : now;
-    },
-    onEmpty: wakeUp,
-  });
+  const jobs = table({ id, policy, stopping: () => stopping, wakeUp });
+  const withCadence = (kind: Cadence["kind"]) => jobs.filter((j) => j.cadence.kind === kind);
+  const [first, round, side, always, lull, every] = (["first", "round", "side", "always", "lull", "every"] as const).map(withCadence);
+  const everyMs = (job: Job) => ("everyMs" in job.cadence ? job.cadence.everyMs(policy) : 0);
+  // "every" jobs run at once; "lull" jobs (upkeep) wait their interval first.
+  const lastRun = new Map<Job, number>([...every.map((j) => [j, 0] as const), ...lull.map((j) => [j, Date.now()] as const)]);
+  const inBackground = new Map<Job, Promise<unknown>>();
   const idleWaiters: { resolve: () => void; dueWithinMs: number }[] = [];
 
+  const failed = (step: string) => (error: unknown) => {
+    log.error({ err: messageOf(error) }, `worker ${step} failed`);
+    return 0;
+  };
+  const run = (job: Job, p: PipelinePolicy): Promise<number> => {
+    const done = job.run(p).then((n) => n ?? 0);
+    return job.soft ? done.catch(failed(job.name)) : done;
+  };
+  const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
+
   async function tick(): Promise<number> {
-    // Deliveries acknowledged into PGlite's journal are moved in as they come (the journal's own
-    // timer); this takes in a few more before planning looks for work, unless a move is under way.
-    const moved = await moveSomeJournaledDeliveries().catch(failed("journal move"));
-    // Each unit of work first gives way to webhooks being acknowledged in this process.
-    // Planning runs while the calls in flight wait on the service: the database and the CPU
-    // would otherwise idle through every round trip.
-    const [planned, delivered] = await Promise.all([
-      yieldToWebhooks(policy)
-        .then((p) => planDeliveries(id, p))
-        .then((n) => {
-          if (n) lane.plannedMore();
-          return n;
-        }),
-      yieldToWebhooks(policy).then((p) => lane.topUp(p)),
-    ]);
+    let moved = 0;
+    for (const job of first) moved += await run(job, policy);
+    // Each unit of work first gives way to webhooks being acknowledged in this process. The round
+    // jobs run side by side: planning runs while the calls in flight wait on the service; the
+    // database and the CPU would otherwise idle through every round trip.
+    const roundWork = sum(await Promise.all(round.map((job) => yieldToWebhooks(policy).then((p) => run(job, p)))));
     // Due timers and history imports are rare next to calls: while planning and delivery keep the
     // worker busy they are looked for once per poll interval, not in every round (two claim
     // statements per round, ~5 % of a delivered call's CPU on PGlite).
-    let fired = 0;
-    let imported = 0;
-    if (planned + delivered === 0 || sideWorkFound || Date.now() - lastSideWork >= policy.pollMs) {
+    let sideWork = 0;
+    if (roundWork === 0 || sideWorkFound || Date.now() - lastSideWork >= policy.pollMs) {
       lastSideWork = Date.now();
-      fired = await fireDueTimers(id, await yieldToWebhooks(policy));
-      imported = await runBackfillStep(id, await yieldToWebhooks(policy));
-      imported += await runSegmentImportStep(id, await yieldToWebhooks(policy));
-      // Unsubscribes and blocks at the service back to Shopify (app/consent-return), every consentReturnEveryMs.
-      imported += await runConsentReturnStep(id, await yieldToWebhooks(policy)).catch(failed("consent return"));
-      // Signups at the service's own forms become Shopify customers (app/signups), on the same cadence.
-      imported += await runSignupStep(id, await yieldToWebhooks(policy)).catch(failed("signups"));
-      sideWorkFound = fired + imported > 0;
+      for (const job of side) sideWork += await run(job, await yieldToWebhooks(policy));
+      sideWorkFound = sideWork > 0;
     }
-    await storefrontStep(id); // the daily tracker refresh (app/storefront): throttled inside, not counted as queue work
-    await campaignActivityStep(); // campaigns in Shopify's Marketing section: retries and states, throttled inside
-    changedSinceAnalyze += planned + delivered;
+    for (const job of always) await run(job, policy);
+    changedSinceAnalyze += roundWork;
     const pglite = database().kind === "pglite";
     // PGlite has no autovacuum: statistics every analyzeEveryMs, and sooner when the queues changed
     // a lot (a claim planned on statistics of an empty table sorts the whole backlog). Webhooks
@@ -130,8 +151,8 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
     const changed = changedSinceAnalyze + (webhooksRecorded() - recordedAtAnalyze);
     const stale = lastAnalyze === 0 || (changed >= ANALYZE_AFTER_CHANGES && Date.now() - lastAnalyze > 2_000);
     const analyzeDue = pglite && (stale || Date.now() - lastAnalyze > policy.analyzeEveryMs);
-    const upkeepDue = Date.now() - lastUpkeep > policy.upkeepCheckMs && !upkeepInFlight;
-    if (pglite && (analyzeDue || upkeepDue)) {
+    const lullDue = lull.filter((job) => Date.now() - lastRun.get(job)! > everyMs(job) && !inBackground.has(job));
+    if (pglite && (analyzeDue || lullDue.length)) {
       // ANALYZE and VACUUM hold PGlite's one connection and the one thread: after one wait for a
       // lull. While webhooks keep arriving, VACUUM waits unless long overdue; statistics are still
       // refreshed when stale, because every claim planned without them sorts the whole backlog
@@ -144,41 +165,44 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
         recordedAtAnalyze = webhooksRecorded();
         await refreshQueueStatistics();
       }
-      if (upkeepDue && (!busy || Date.now() - lastUpkeep > 10 * policy.upkeepCheckMs)) {
-        lastUpkeep = Date.now();
-        await upkeepQueueTables().catch(failed("upkeep"));
+      for (const job of lullDue) {
+        if (busy && Date.now() - lastRun.get(job)! <= 10 * everyMs(job)) continue;
+        lastRun.set(job, Date.now());
+        await run(job, policy);
       }
-    } else if (upkeepDue) {
+    } else {
       // PostgreSQL vacuums beside the traffic: the loop goes on meanwhile.
-      lastUpkeep = Date.now();
-      upkeepInFlight = upkeepQueueTables()
-        .catch(failed("upkeep"))
-        .finally(() => (upkeepInFlight = undefined));
+      for (const job of lullDue) {
+        lastRun.set(job, Date.now());
+        inBackground.set(job, run(job, policy).finally(() => inBackground.delete(job)));
+      }
     }
-    if (Date.now() - lastPrune > policy.pruneEveryMs) {
-      lastPrune = Date.now();
-      const pruned = await pruneOldRows(policy.retentionDays);
-      if (pruned.calls || pruned.deliveries) log.info(pruned, "pruned old rows");
-      // The health chart shows 30 days of hourly buckets; older ones go.
-      await pruneCounterHistory(new Date(Date.now() - COUNTER_HISTORY_DAYS * 86_400_000));
+    for (const job of every) {
+      if (Date.now() - lastRun.get(job)! <= everyMs(job)) continue;
+      lastRun.set(job, Date.now());
+      await run(job, policy);
     }
-    return moved + planned + delivered + fired + imported;
+    return moved + roundWork + sideWork;
   }
 
-  const failed = (step: string) => (error: unknown) => {
-    log.error({ err: messageOf(error) }, `worker ${step} failed`);
-    return 0;
-  };
+  /** Nothing held in this process, nothing due in the queues, nothing waiting in the journal. */
+  async function isIdle(horizon: number): Promise<boolean> {
+    if (jobs.some((job) => (job.inFlight?.() ?? 0) > 0)) return false;
+    if ((await hasDueWork(jobs, horizon).catch(failed("idle check"))) !== false) return false;
+    for (const job of jobs) if (job.backlog && (await job.backlog()) > 0) return false;
+    return true;
+  }
+
   // Nothing in the loop may reject: a database outage is logged and retried on the next poll,
   // never an unhandled rejection that takes the process down.
   const loop = (async () => {
-    if (database().kind === "pglite") await releaseOrphanedLeases().catch(failed("lease release"));
+    if (database().kind === "pglite") await releaseOrphanedLeases(jobs).catch(failed("lease release"));
     while (!stopping) {
       woken = false;
       const work = await tick().catch(failed("tick"));
       if (work === 0 && !woken) {
         const horizon = Math.max(0, ...idleWaiters.map((w) => w.dueWithinMs));
-        if (idleWaiters.length && lane.size === 0 && (await hasDueWork(horizon).catch(failed("idle check"))) === false && (await journaledBacklog()) === 0) {
+        if (idleWaiters.length && (await isIdle(horizon))) {
           idleWaiters.splice(0).forEach((w) => w.resolve());
         }
         if (!woken) {
@@ -211,8 +235,8 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
       stopping = true;
       wakeUp();
       await loop;
-      await lane.close();
-      await upkeepInFlight;
+      for (const job of jobs) await job.close?.();
+      await Promise.all(inBackground.values());
       forgetClaimer(id);
       liveWorkers.delete(id);
       workerStopped();
@@ -226,19 +250,13 @@ export function startWorker(options: { policy?: Partial<PipelinePolicy>; id?: st
  * died (kill -9, power loss): hand the work back now instead of waiting for the leases to expire.
  * On PostgreSQL other live workers may hold leases; there, expiry does this.
  */
-async function releaseOrphanedLeases(): Promise<void> {
+async function releaseOrphanedLeases(jobs: Job[]): Promise<void> {
   // The crash is not the call's fault: give back the attempt its claim counted. Leases of workers
   // running in this process are theirs (several workers start at once in tests and the demo).
   const release = GIVE_BACK_CLAIM;
   const notLive = `("lockedBy" IS NULL OR NOT ("lockedBy" = ANY($1::text[])))`;
   const live = [...liveWorkers];
-  const tables = [
-    ["WebhookDelivery", DELIVERY_STATUS.queued, DELIVERY_STATUS.running],
-    ["OutboundCall", CALL_STATUS.queued, CALL_STATUS.running],
-    ["AbandonmentTimer", TIMER_STATUS.pending, TIMER_STATUS.running],
-    ["BackfillRun", BACKFILL_STATUS.queued, BACKFILL_STATUS.running],
-  ] as const;
-  for (const [table, free, running] of tables) {
+  for (const { table, free, running } of jobs.flatMap((j) => (j.leases ? [j.leases] : []))) {
     await prisma().$executeRawUnsafe(`UPDATE "${table}" SET status = '${free}', ${release} WHERE status = '${running}' AND ${notLive}`, live);
   }
 }
@@ -260,18 +278,11 @@ export async function refreshQueueStatistics(): Promise<void> {
   });
 }
 
-/** Anything queued or in flight that a worker could act on now, or within `withinMs`? */
-async function hasDueWork(withinMs: number): Promise<boolean> {
+/** Anything queued or in flight that a worker could act on now, or within `withinMs`? One statement. */
+async function hasDueWork(jobs: Job[], withinMs: number): Promise<boolean> {
   const due = `now() + ${Math.round(withinMs)} * interval '1 millisecond'`;
-  const [row] = await prisma().$queryRawUnsafe<{ due: boolean }[]>(
-    `SELECT EXISTS (SELECT 1 FROM "WebhookDelivery"
-                    WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= ${due})
-         OR EXISTS (SELECT 1 FROM "OutboundCall" c JOIN "Shop" s ON s.domain = c.shop
-                    WHERE c.status IN ('${CALL_STATUS.queued}','${CALL_STATUS.running}') AND c."runAt" <= ${due}
-                      AND ${canReceiveDeliveriesSql("s")})
-         OR EXISTS (SELECT 1 FROM "AbandonmentTimer"
-                    WHERE status IN ('${TIMER_STATUS.pending}','${TIMER_STATUS.running}') AND "dueAt" <= ${due})
-         OR EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('${BACKFILL_STATUS.queued}','${BACKFILL_STATUS.running}') AND "runAt" <= ${due}) AS due`
-  );
+  const conditions = jobs.flatMap((j) => (j.dueSql ? [j.dueSql(due)] : []));
+  if (!conditions.length) return false;
+  const [row] = await prisma().$queryRawUnsafe<{ due: boolean }[]>(`SELECT ${conditions.join("\n         OR ")} AS due`);
   return Boolean(row?.due);
 }

@@ -1,16 +1,12 @@
-import { wakeBackfillForBulkOperation } from "../backfill/backfill.server";
-import { completeWebhooks, fetchUnknownObjects } from "../backfill/lookup.server";
-import { handleCompliance } from "../compliance/compliance.server";
-import { confirmConsentOrigin } from "../compliance/consent-origin.server";
 import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import type { ServiceCall } from "../services/marketing/schemas";
 import { shopContexts, type ShopContext } from "../shops/connection.server";
-import { confirmLifecycle, handleLifecycle } from "../shops/lifecycle.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
-import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan";
+import type { ShopSettings } from "../sync/settings";
+import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan-webhook";
 import { BACKGROUND_SOURCES, SILENT_SOURCES, sourceSql } from "../sync/sources";
 import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";
@@ -22,12 +18,41 @@ import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery, type DeliveryO
 import { messageOf } from "../errors";
 
 /** A claimed delivery after the work that needs no database: parsing and a first plan. */
-type Prepared =
+export type Prepared =
   | { delivery: ClaimedDelivery; route: "sync"; body: unknown; objectKey: string; fresh: SyncPlan }
   | { delivery: ClaimedDelivery; route: "lifecycle"; body: unknown }
   | { delivery: ClaimedDelivery; route: "compliance"; body: unknown }
   | { delivery: ClaimedDelivery; route: "bulk"; body: unknown }
   | { delivery: ClaimedDelivery; route: "invalid"; reason: string };
+
+type Outcome = "handled" | "ignored" | "invalid";
+
+/**
+ * What planning hands to others for what it does not do itself: the topics of the registry's
+ * other roles, and the Admin API look-ups that complete a batch before it is planned. The job
+ * table (app/jobs) passes the features' handlers; the engine imports none of them.
+ */
+export interface TopicHandlers {
+  /** Webhooks Shopify cut short, completed from its Admin API (re-prepared with `prepare`). */
+  completeWebhooks(workerId: string, batch: Prepared[], policy: PipelinePolicy, prepare: (d: ClaimedDelivery) => Prepared): Promise<Prepared[]>;
+  /** Objects a webhook needs that were never synced, fetched and planned just before it. */
+  fetchUnknownObjects(workerId: string, batch: Prepared[], policy: PipelinePolicy, prepare: (d: ClaimedDelivery) => Prepared): Promise<Prepared[]>;
+  /** Lifecycle topics confirmed with Shopify before the transaction; `failed` ones are retried. */
+  confirmLifecycle(deliveries: ClaimedDelivery[]): Promise<{ confirmed: Map<string, Installation>; failed: Map<string, unknown> }>;
+  /** Consent for a customer the shop never showed: the ids of the deliveries it took out of the batch. */
+  confirmConsentOrigin(workerId: string, batch: Prepared[], policy: PipelinePolicy): Promise<Set<string>>;
+  lifecycle(
+    tx: SqlQueryable,
+    d: { shop: string; topic: string; triggeredAt: Date | null; body: unknown; installation?: Installation },
+  ): Promise<{ outcome: Outcome; detail: string | null }>;
+  compliance(
+    tx: SqlQueryable,
+    d: { id: string; shop: string; topic: string; body: unknown; triggeredAt: Date | null },
+    settings: ShopSettings,
+  ): Promise<{ outcome: Outcome; detail: string; calls: { objectKey: string; call: ServiceCall }[] }>;
+  /** A bulk operation finished: true when a history import waited for it. */
+  bulk(tx: SqlQueryable, shop: string, body: unknown): Promise<boolean>;
+}
 
 interface Finished {
   delivery: ClaimedDelivery;
@@ -69,7 +94,7 @@ const COMPLIANCE_WAITS_FOR_EARLIER = `q.topic <> ALL(ARRAY[${topicsWithRole("com
  * updated_at (see decide()). A delivery that cannot be used is recorded as invalid with its reason;
  * it never holds its neighbours: a batch that fails as a whole is retried one delivery at a time.
  */
-export async function planDeliveries(workerId: string, policy: PipelinePolicy): Promise<number> {
+export async function planDeliveries(workerId: string, policy: PipelinePolicy, handlers: TopicHandlers): Promise<number> {
   const cursor = claimCursor("WebhookDelivery", workerId);
   // fairShareShops 0: first come, first served across shops (benchmarks compare against it).
   const fifo = policy.fairShareShops <= 0;
@@ -107,18 +132,18 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
   const prepare1 = (d: ClaimedDelivery) => prepare(d, syncContext(contexts.get(d.shop)!, now));
   // Webhooks Shopify cut short are completed, and those that need an object never synced get it
   // fetched, from Shopify first (app/backfill).
-  const completed = await completeWebhooks(workerId, claimed.map(prepare1), policy, prepare1);
-  const fetched = await fetchUnknownObjects(workerId, completed, policy, prepare1);
+  const completed = await handlers.completeWebhooks(workerId, claimed.map(prepare1), policy, prepare1);
+  const fetched = await handlers.fetchUnknownObjects(workerId, completed, policy, prepare1);
   // Uninstalls and scope changes are acted on only as Shopify confirms them (app/shops/installation.server.ts).
-  const { confirmed, failed } = await confirmLifecycle(fetched.flatMap((p) => (p.route === "lifecycle" ? [p.delivery] : [])));
+  const { confirmed, failed } = await handlers.confirmLifecycle(fetched.flatMap((p) => (p.route === "lifecycle" ? [p.delivery] : [])));
   for (const p of fetched) if (failed.has(p.delivery.id)) await releaseForRetry(workerId, p.delivery, failed.get(p.delivery.id), policy);
   // Consent for a customer the shop never showed the app is confirmed by its Admin API first (a body replayed under another shop).
-  const unconfirmed = await confirmConsentOrigin(workerId, fetched, policy);
+  const unconfirmed = await handlers.confirmConsentOrigin(workerId, fetched, policy);
   const prepared = fetched.filter((p) => !failed.has(p.delivery.id) && !unconfirmed.has(p.delivery.id));
   if (!prepared.length) return claimed.length;
 
   try {
-    await persist(workerId, prepared, contexts, now, confirmed);
+    await persist(workerId, prepared, contexts, now, handlers, confirmed);
   } catch (error) {
     if (prepared.length === 1) {
       await releaseForRetry(workerId, prepared[0].delivery, error, policy);
@@ -126,7 +151,7 @@ export async function planDeliveries(workerId: string, policy: PipelinePolicy): 
       // One bad item (a value the database refuses, say) must not hold its neighbours.
       logger().warn({ err: messageOf(error), deliveries: claimed.length }, "planning a batch failed; planning one by one");
       for (const one of prepared) {
-        await persist(workerId, [one], contexts, now, confirmed).catch((e) => releaseForRetry(workerId, one.delivery, e, policy));
+        await persist(workerId, [one], contexts, now, handlers, confirmed).catch((e) => releaseForRetry(workerId, one.delivery, e, policy));
       }
     }
   }
@@ -147,7 +172,10 @@ function syncContext(c: ShopContext, now: Date): Omit<SyncContext, "prior"> {
   return { shopDomain: c.domain, storefrontUrl: c.storefrontUrl, currency: c.currency, settings: c.settings, segmentTags: c.segmentTags, now };
 }
 
-/** Parsing and the plan of an object with no prior state (reused when that is the case). Never throws. */
+/**
+ * Parsing and the plan of an object with no prior state: its keys say what to lock and load, and
+ * persist() keeps it as the plan when the object turns out to have no state. Never throws.
+ */
 function prepare(delivery: ClaimedDelivery, ctx: Omit<SyncContext, "prior">): Prepared {
   const role = topicInfo(delivery.topic)?.role;
   try {
@@ -167,6 +195,7 @@ async function persist(
   batch: Prepared[],
   contexts: Map<string, ShopContext>,
   now: Date,
+  handlers: TopicHandlers,
   installations: Map<string, Installation> = new Map(),
 ): Promise<void> {
   const finished: Finished[] = [];
@@ -219,18 +248,18 @@ async function persist(
         continue;
       }
       if (p.route === "lifecycle") {
-        const result = await handleLifecycle(tx, { ...delivery, body: p.body, installation: installations.get(delivery.id) });
+        const result = await handlers.lifecycle(tx, { ...delivery, body: p.body, installation: installations.get(delivery.id) });
         finished.push({ delivery, outcome: DELIVERY_OUTCOME[result.outcome], detail: result.detail, objectKey: null });
         continue;
       }
       if (p.route === "compliance") {
-        const result = await handleCompliance(tx, { ...delivery, body: p.body }, shop.settings);
+        const result = await handlers.compliance(tx, { ...delivery, body: p.body }, shop.settings);
         for (const c of result.calls) calls.push({ background: false, shop: delivery.shop, objectKey: c.objectKey, kind: kindOf(c.objectKey), call: c.call, deliveryId: delivery.id });
         finished.push({ delivery, outcome: DELIVERY_OUTCOME[result.outcome], detail: result.detail, objectKey: null });
         continue;
       }
       if (p.route === "bulk") {
-        const woken = await wakeBackfillForBulkOperation(tx, delivery.shop, p.body);
+        const woken = await handlers.bulk(tx, delivery.shop, p.body);
         finished.push({
           delivery,
           outcome: woken ? DELIVERY_OUTCOME.handled : DELIVERY_OUTCOME.ignored,
@@ -259,12 +288,17 @@ async function persist(
         );
         const customer = customerOf(p);
         const customerSubscriptions = customer ? subscriptionsOf(objects, delivery.shop, customer, p.objectKey) : [];
-        plan = planWebhook(delivery.topic, p.body, {
-          ...syncContext(shop, now),
-          prior: prior.success ? prior.data : null,
-          related,
-          customerSubscriptions,
-        });
+        // The first plan had no prior state, related states nor other contracts (the mappers read a
+        // missing one as none): when the object has none either, it is this plan.
+        const same = !prior.success && Object.values(related).every((r) => r === null) && customerSubscriptions.length === 0;
+        plan = same
+          ? p.fresh
+          : planWebhook(delivery.topic, p.body, {
+              ...syncContext(shop, now),
+              prior: prior.success ? prior.data : null,
+              related,
+              customerSubscriptions,
+            });
       } catch (error) {
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;

@@ -16,7 +16,7 @@ export type {
 export { abandonedCheckoutSnapshotSchema, objectSyncStateSchema, STORE_ACTOR_PREFIX, storeActorReferenceId } from "./mappers/common";
 export { mapAbandonedCheckout } from "./mappers/checkouts";
 
-export { InvalidPayloadError } from "./planner";
+export { InvalidPayloadError } from "./topic-planner";
 
 /** The topics planWebhook maps to service calls (the registry's "sync" role). */
 export const HANDLED_TOPICS = topicsWithRole("sync");

@@ -3,11 +3,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { config } from "../config.server";
 import { logger } from "../logger.server";
-import { closeGracefully } from "../server/close.server";
+import { closeGracefully } from "./close.server";
 import { messageOf } from "../errors";
-import { readiness } from "./health.server";
-import { registry } from "./metrics.server";
-import { refreshQueueGauges } from "./queue-gauges.server";
+import { readiness } from "../observability/health.server";
+import { registry } from "../observability/metrics.server";
+import { refreshQueueGauges } from "../pipeline/queue-gauges.server";
 
 export const HEALTH_PATHS = ["/healthz", "/readyz", "/metrics"] as const;
 

@@ -1,10 +1,10 @@
 import { isIP } from "node:net";
 import { config } from "../config.server";
 import { logger } from "../logger.server";
-import { readBodyLimited } from "../server/body.server";
+import { readBodyLimited } from "./body.server";
 import { authenticate } from "../shopify.server";
-import { STOREFRONT_POLICY } from "./storefront-policy";
-import { receiveStorefrontEvent } from "./events.server";
+import { STOREFRONT_POLICY } from "../storefront/storefront-policy";
+import { receiveStorefrontEvent } from "../storefront/events.server";
 
 /**
  * The app proxy's storefront-event endpoint (POST /apps/marketing-sync/events on the shop, which
