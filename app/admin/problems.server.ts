@@ -1,7 +1,6 @@
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.server";
-import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { topicLabel } from "../sync/topics.server";
 import { failureMeaning } from "./plain-words";
@@ -47,37 +46,27 @@ interface DeadRow {
 }
 
 const NO_REASON = "No reason recorded";
-/** One group per cause: the give-up message's attempt count and minutes left out. */
-const CAUSE = deadLetterCauseSql(`e.error`);
+/**
+ * One group per cause, as the pipeline stored it (one for every call of an outage, whatever each
+ * one's attempts and minutes); a failure stored without a cause reads as its message.
+ */
+const CAUSE = `coalesce(o.cause, o."lastError", '')`;
 const DEAD = `o.status = '${CALL_STATUS.dead}'`;
 
 interface Cause {
   cause: string;
   key: string;
   count: number;
-  /** the stored error texts ('' for none) that read as this cause */
-  errors: string[];
 }
 
-/**
- * The causes of the failures `where` selects, largest first. The cause is worked out once per
- * distinct error text, not per row: the regular expression cost 30 µs a row on PGlite, seconds
- * for the tens of thousands of dead letters a day-long outage leaves.
- */
+/** The causes of the failures `where` selects, largest first. */
 async function causesOf(where: string, params: unknown[]): Promise<Cause[]> {
-  const rows = await database().sql.query<{ error: string; cause: string; key: string; count: number }>(
-    `SELECT e.error, ${CAUSE} AS cause, md5(${CAUSE}) AS key, e.count
-       FROM (SELECT coalesce(o."lastError", '') AS error, count(*)::int AS count FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} GROUP BY 1) e`,
+  const rows = await database().sql.query<Cause>(
+    `SELECT ${CAUSE} AS cause, md5(${CAUSE}) AS key, count(*)::int AS count
+       FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} GROUP BY 1`,
     params,
   );
-  const causes = new Map<string, Cause>();
-  for (const r of rows) {
-    const c = causes.get(r.key) ?? { cause: r.cause, key: r.key, count: 0, errors: [] };
-    c.count += r.count;
-    c.errors.push(r.error);
-    causes.set(r.key, c);
-  }
-  return [...causes.values()].sort((a, b) => b.count - a.count || a.cause.localeCompare(b.cause));
+  return rows.sort((a, b) => b.count - a.count || a.cause.localeCompare(b.cause));
 }
 
 /** The service's message from a stored response body, when it has one. */
@@ -182,19 +171,16 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
   const counts = await causesOf(where, params);
   const shown = counts.slice(0, options.groups ?? PROBLEM_GROUPS_SHOWN);
   if (!shown.length) return { groups: [], causes: 0 };
-  // The newest `limit` rows of each shown cause, matched by their error texts.
-  const errors = shown.flatMap((c) => c.errors);
-  const keys = shown.flatMap((c) => c.errors.map(() => c.key));
+  // The newest `limit` rows of each shown cause.
   const rows = await database().sql.query<DeadRow>(
     `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", r."causeKey", o."lastResponse", o."createdAt", ${CALL_CONTEXT_COLUMNS}
-       FROM (SELECT o.id, m.key AS "causeKey", row_number() OVER (PARTITION BY m.key ORDER BY o.id DESC) AS rank
+       FROM (SELECT o.id, md5(${CAUSE}) AS "causeKey", row_number() OVER (PARTITION BY ${CAUSE} ORDER BY o.id DESC) AS rank
                FROM "OutboundCall" o ${CALL_CONTEXT_JOIN}
-               JOIN unnest($${params.length + 1}::text[], $${params.length + 2}::text[]) AS m(error, key) ON m.error = coalesce(o."lastError", '')
-              WHERE ${where}) r
+              WHERE ${where} AND ${CAUSE} = ANY($${params.length + 1}::text[])) r
        JOIN "OutboundCall" o ON o.id = r.id ${CALL_CONTEXT_JOIN}
-      WHERE r.rank <= $${params.length + 3}
+      WHERE r.rank <= $${params.length + 2}
       ORDER BY o.id DESC`,
-    [...params, errors, keys, options.limit ?? 50],
+    [...params, shown.map((c) => c.cause), options.limit ?? 50],
   );
   const groups = new Map<string, ProblemGroup>(
     shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, problems: [] }]),
@@ -219,11 +205,9 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
 
 /** Ids of a shop's dead letters of one group (its `key`), for "replay all". */
 export async function deadLetterIdsForReason(shop: string, key: string): Promise<string[]> {
-  const cause = (await causesOf(`o.shop = $1 AND ${DEAD}`, [shop])).find((c) => c.key === key);
-  if (!cause) return [];
   const rows = await database().sql.query<{ id: string }>(
-    `SELECT o.id::text AS id FROM "OutboundCall" o WHERE o.shop = $1 AND ${DEAD} AND coalesce(o."lastError", '') = ANY($2::text[]) ORDER BY o.id`,
-    [shop, cause.errors],
+    `SELECT o.id::text AS id FROM "OutboundCall" o WHERE o.shop = $1 AND ${DEAD} AND md5(${CAUSE}) = $2 ORDER BY o.id`,
+    [shop, key],
   );
   return rows.map((r) => r.id);
 }
