@@ -4,7 +4,7 @@ import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.s
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { topicLabel } from "../sync/topics.server";
 import { failureMeaning } from "./plain-words";
-import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeObject, describeRow, likePattern } from "./calls";
+import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeObject, describeRow, isRowId, likePattern } from "./calls";
 
 export interface Problem {
   id: string;
@@ -26,7 +26,10 @@ export interface ProblemGroup {
   reason: string;
   /** names the group in "replay all" without echoing the reason (an opaque digest) */
   key: string;
+  /** changes that failed of it: a store change counts once however many of its calls failed */
   count: number;
+  /** its failed calls (the rows), more than `problems` holds when only the newest are shown */
+  calls: number;
   problems: Problem[];
 }
 
@@ -51,18 +54,27 @@ const NO_REASON = "No reason recorded";
  * one's attempts and minutes); a failure stored without a cause reads as its message.
  */
 const CAUSE = `coalesce(o.cause, o."lastError", '')`;
+/**
+ * One store change, however many of its calls failed (a customer edit is a contact update and a
+ * customer event); a call planned from no delivery (a reminder, a storefront event) is a change of
+ * its own. The home page counts them the same way (openDeadCounts).
+ */
+const CHANGE = `coalesce(o."deliveryId", 'call:' || o.id::text)`;
 const DEAD = `o.status = '${CALL_STATUS.dead}'`;
 
 interface Cause {
   cause: string;
   key: string;
+  /** changes */
   count: number;
+  /** calls */
+  calls: number;
 }
 
-/** The causes of the failures `where` selects, largest first. */
+/** The causes of the failures `where` selects, the most changes first. */
 async function causesOf(where: string, params: unknown[]): Promise<Cause[]> {
   const rows = await database().sql.query<Cause>(
-    `SELECT ${CAUSE} AS cause, md5(${CAUSE}) AS key, count(*)::int AS count
+    `SELECT ${CAUSE} AS cause, md5(${CAUSE}) AS key, count(DISTINCT ${CHANGE})::int AS count, count(DISTINCT o.id)::int AS calls
        FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} GROUP BY 1`,
     params,
   );
@@ -183,7 +195,7 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
     [...params, shown.map((c) => c.cause), options.limit ?? 50],
   );
   const groups = new Map<string, ProblemGroup>(
-    shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, problems: [] }]),
+    shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, calls: c.calls, problems: [] }]),
   );
   for (const r of rows) {
     const s = describeRow(r.objectKey, r.call, r);
@@ -215,10 +227,29 @@ export async function deadLetterIdsForReason(shop: string, key: string): Promise
 /**
  * Replays dead letters of this shop only (ids of other shops are ignored). Those a later call of
  * the same object and kind has overtaken are not sent (superseded): replay never goes backwards.
+ * Counted in changes, as the page counts them: a change is replayed when any of its calls is, and
+ * superseded when all of them are.
  */
 export async function replayProblems(shop: string, ids: string[]): Promise<ReplayResult> {
   if (!ids.length) return { replayed: 0, superseded: 0 };
-  return replayDeadLetters(shop, ids);
+  const wanted = ids.filter(isRowId);
+  const changeOf = async (status: string) =>
+    new Map(
+      (
+        await database().sql.query<{ id: string; change: string }>(
+          `SELECT o.id::text AS id, ${CHANGE} AS change FROM "OutboundCall" o WHERE o.shop = $1 AND o.status = $2 AND o.id = ANY($3::bigint[])`,
+          [shop, status, wanted],
+        )
+      ).map((r) => [r.id, r.change]),
+    );
+  const dead = await changeOf(CALL_STATUS.dead);
+  const calls = await replayDeadLetters(shop, ids);
+  if (!calls.replayed && !calls.superseded) return calls;
+  if (!calls.superseded) return { replayed: new Set(dead.values()).size, superseded: 0 };
+  // The dead letters now superseded are the ones replay did not send; the others went back to the queue.
+  const superseded = new Map([...(await changeOf(CALL_STATUS.superseded))].filter(([id]) => dead.has(id)));
+  const replayed = new Set([...dead].filter(([id]) => !superseded.has(id)).map(([, change]) => change));
+  return { replayed: replayed.size, superseded: new Set([...superseded.values()].filter((c) => !replayed.has(c))).size };
 }
 
 /**
