@@ -64,14 +64,16 @@ for (const kind of adminUrl ? (["pglite", "postgres"] as const) : (["pglite"] as
     await db.migrate();
     installDatabase(db);
     await db.sql.query(`INSERT INTO "Shop" (domain, "updatedAt") VALUES ($1, now())`, [SHOP]);
-    // What deliver.server.ts writes when it gives up; every 100th dead letter has a cause of its own.
+    // What the pipeline writes when it gives up (send-call.server.ts: the message and its cause);
+    // every 100th dead letter has a cause of its own.
     await db.sql.query(
-      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError")
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError", cause)
        SELECT $1, 'customer:' || g, 'customer',
               jsonb_build_object('op', 'person.upsert', 'body', jsonb_build_object('email', 'p' || g || '@example.com')),
               'dead', 40 + g % 50,
               CASE WHEN g % 100 = 0 THEN 'validation_failed: Email p' || g || '@example.com is not deliverable'
-                   ELSE 'gave up after ' || (40 + g % 50) || ' attempts; last: server_error: Server Error (retried for ' || (1380 + g % 60) || ' min)' END
+                   ELSE 'gave up after ' || (40 + g % 50) || ' attempts; last: server_error: Server Error (retried for ' || (1380 + g % 60) || ' min)' END,
+              CASE WHEN g % 100 = 0 THEN NULL ELSE 'Gave up retrying: server_error: Server Error' END
          FROM generate_series(1, $2::int) g`,
       [SHOP, rows],
     );

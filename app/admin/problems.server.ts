@@ -1,11 +1,10 @@
 import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { replayDeadLetters, type ReplayResult } from "../pipeline/dead-letters.server";
-import { deadLetterCauseSql } from "../pipeline/deliver.server";
 import { CALL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { topicLabel } from "../sync/topics.server";
 import { failureMeaning } from "./plain-words";
-import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeObject, describeRow, likePattern } from "./calls";
+import { CALL_CONTEXT_COLUMNS, CALL_CONTEXT_JOIN, callSearchSql, describeObject, describeRow, isRowId, likePattern } from "./calls";
 
 export interface Problem {
   id: string;
@@ -27,7 +26,10 @@ export interface ProblemGroup {
   reason: string;
   /** names the group in "replay all" without echoing the reason (an opaque digest) */
   key: string;
+  /** changes that failed of it: a store change counts once however many of its calls failed */
   count: number;
+  /** its failed calls (the rows), more than `problems` holds when only the newest are shown */
+  calls: number;
   problems: Problem[];
 }
 
@@ -47,37 +49,36 @@ interface DeadRow {
 }
 
 const NO_REASON = "No reason recorded";
-/** One group per cause: the give-up message's attempt count and minutes left out. */
-const CAUSE = deadLetterCauseSql(`e.error`);
+/**
+ * One group per cause, as the pipeline stored it (one for every call of an outage, whatever each
+ * one's attempts and minutes); a failure stored without a cause reads as its message.
+ */
+const CAUSE = `coalesce(o.cause, o."lastError", '')`;
+/**
+ * One store change, however many of its calls failed (a customer edit is a contact update and a
+ * customer event); a call planned from no delivery (a reminder, a storefront event) is a change of
+ * its own. The home page counts them the same way (openDeadCounts).
+ */
+const CHANGE = `coalesce(o."deliveryId", 'call:' || o.id::text)`;
 const DEAD = `o.status = '${CALL_STATUS.dead}'`;
 
 interface Cause {
   cause: string;
   key: string;
+  /** changes */
   count: number;
-  /** the stored error texts ('' for none) that read as this cause */
-  errors: string[];
+  /** calls */
+  calls: number;
 }
 
-/**
- * The causes of the failures `where` selects, largest first. The cause is worked out once per
- * distinct error text, not per row: the regular expression cost 30 µs a row on PGlite, seconds
- * for the tens of thousands of dead letters a day-long outage leaves.
- */
+/** The causes of the failures `where` selects, the most changes first. */
 async function causesOf(where: string, params: unknown[]): Promise<Cause[]> {
-  const rows = await database().sql.query<{ error: string; cause: string; key: string; count: number }>(
-    `SELECT e.error, ${CAUSE} AS cause, md5(${CAUSE}) AS key, e.count
-       FROM (SELECT coalesce(o."lastError", '') AS error, count(*)::int AS count FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} GROUP BY 1) e`,
+  const rows = await database().sql.query<Cause>(
+    `SELECT ${CAUSE} AS cause, md5(${CAUSE}) AS key, count(DISTINCT ${CHANGE})::int AS count, count(DISTINCT o.id)::int AS calls
+       FROM "OutboundCall" o ${CALL_CONTEXT_JOIN} WHERE ${where} GROUP BY 1`,
     params,
   );
-  const causes = new Map<string, Cause>();
-  for (const r of rows) {
-    const c = causes.get(r.key) ?? { cause: r.cause, key: r.key, count: 0, errors: [] };
-    c.count += r.count;
-    c.errors.push(r.error);
-    causes.set(r.key, c);
-  }
-  return [...causes.values()].sort((a, b) => b.count - a.count || a.cause.localeCompare(b.cause));
+  return rows.sort((a, b) => b.count - a.count || a.cause.localeCompare(b.cause));
 }
 
 /** The service's message from a stored response body, when it has one. */
@@ -182,22 +183,19 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
   const counts = await causesOf(where, params);
   const shown = counts.slice(0, options.groups ?? PROBLEM_GROUPS_SHOWN);
   if (!shown.length) return { groups: [], causes: 0 };
-  // The newest `limit` rows of each shown cause, matched by their error texts.
-  const errors = shown.flatMap((c) => c.errors);
-  const keys = shown.flatMap((c) => c.errors.map(() => c.key));
+  // The newest `limit` rows of each shown cause.
   const rows = await database().sql.query<DeadRow>(
     `SELECT o.id::text AS id, o."objectKey", o.kind, o.call, o.attempts, o."lastError", r."causeKey", o."lastResponse", o."createdAt", ${CALL_CONTEXT_COLUMNS}
-       FROM (SELECT o.id, m.key AS "causeKey", row_number() OVER (PARTITION BY m.key ORDER BY o.id DESC) AS rank
+       FROM (SELECT o.id, md5(${CAUSE}) AS "causeKey", row_number() OVER (PARTITION BY ${CAUSE} ORDER BY o.id DESC) AS rank
                FROM "OutboundCall" o ${CALL_CONTEXT_JOIN}
-               JOIN unnest($${params.length + 1}::text[], $${params.length + 2}::text[]) AS m(error, key) ON m.error = coalesce(o."lastError", '')
-              WHERE ${where}) r
+              WHERE ${where} AND ${CAUSE} = ANY($${params.length + 1}::text[])) r
        JOIN "OutboundCall" o ON o.id = r.id ${CALL_CONTEXT_JOIN}
-      WHERE r.rank <= $${params.length + 3}
+      WHERE r.rank <= $${params.length + 2}
       ORDER BY o.id DESC`,
-    [...params, errors, keys, options.limit ?? 50],
+    [...params, shown.map((c) => c.cause), options.limit ?? 50],
   );
   const groups = new Map<string, ProblemGroup>(
-    shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, problems: [] }]),
+    shown.map((c) => [c.key, { reason: c.cause.trim() || NO_REASON, key: c.key, count: c.count, calls: c.calls, problems: [] }]),
   );
   for (const r of rows) {
     const s = describeRow(r.objectKey, r.call, r);
@@ -219,11 +217,9 @@ async function groupFailures(shop: string, statusSql: string, options: ListOptio
 
 /** Ids of a shop's dead letters of one group (its `key`), for "replay all". */
 export async function deadLetterIdsForReason(shop: string, key: string): Promise<string[]> {
-  const cause = (await causesOf(`o.shop = $1 AND ${DEAD}`, [shop])).find((c) => c.key === key);
-  if (!cause) return [];
   const rows = await database().sql.query<{ id: string }>(
-    `SELECT o.id::text AS id FROM "OutboundCall" o WHERE o.shop = $1 AND ${DEAD} AND coalesce(o."lastError", '') = ANY($2::text[]) ORDER BY o.id`,
-    [shop, cause.errors],
+    `SELECT o.id::text AS id FROM "OutboundCall" o WHERE o.shop = $1 AND ${DEAD} AND md5(${CAUSE}) = $2 ORDER BY o.id`,
+    [shop, key],
   );
   return rows.map((r) => r.id);
 }
@@ -231,10 +227,29 @@ export async function deadLetterIdsForReason(shop: string, key: string): Promise
 /**
  * Replays dead letters of this shop only (ids of other shops are ignored). Those a later call of
  * the same object and kind has overtaken are not sent (superseded): replay never goes backwards.
+ * Counted in changes, as the page counts them: a change is replayed when any of its calls is, and
+ * superseded when all of them are.
  */
 export async function replayProblems(shop: string, ids: string[]): Promise<ReplayResult> {
   if (!ids.length) return { replayed: 0, superseded: 0 };
-  return replayDeadLetters(shop, ids);
+  const wanted = ids.filter(isRowId);
+  const changeOf = async (status: string) =>
+    new Map(
+      (
+        await database().sql.query<{ id: string; change: string }>(
+          `SELECT o.id::text AS id, ${CHANGE} AS change FROM "OutboundCall" o WHERE o.shop = $1 AND o.status = $2 AND o.id = ANY($3::bigint[])`,
+          [shop, status, wanted],
+        )
+      ).map((r) => [r.id, r.change]),
+    );
+  const dead = await changeOf(CALL_STATUS.dead);
+  const calls = await replayDeadLetters(shop, ids);
+  if (!calls.replayed && !calls.superseded) return calls;
+  if (!calls.superseded) return { replayed: new Set(dead.values()).size, superseded: 0 };
+  // The dead letters now superseded are the ones replay did not send; the others went back to the queue.
+  const superseded = new Map([...(await changeOf(CALL_STATUS.superseded))].filter(([id]) => dead.has(id)));
+  const replayed = new Set([...dead].filter(([id]) => !superseded.has(id)).map(([, change]) => change));
+  return { replayed: replayed.size, superseded: new Set([...superseded.values()].filter((c) => !replayed.has(c))).size };
 }
 
 /**

@@ -16,7 +16,7 @@ import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { claimRows } from "../pipeline/claim.server";
 import { bumpCounters } from "../pipeline/counters.server";
-import type { PipelinePolicy } from "../pipeline/policy";
+import { nextTry, type PipelinePolicy } from "../pipeline/policy";
 import { BACKFILL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, type BackfillStatus } from "../pipeline/status";
 import { reachableOrderDays } from "../shopify/access";
 import { parseShopifyJson } from "../sync/json";
@@ -30,7 +30,6 @@ import { sourceSql } from "../sync/sources";
 const PHASE = { submit: "submit", wait: "wait", import: "import" } as const;
 
 const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
-const MAX_STEP_ATTEMPTS = 5;
 /** Exports of one kind started before the import gives up (Shopify's failures are mostly transient). */
 const MAX_EXPORT_ATTEMPTS = 3;
 /** How soon a run refused a turn at Shopify (too many exports running) asks again. */
@@ -188,9 +187,10 @@ export async function runHistoryImportStep(workerId: string, policy: PipelinePol
     await saveStep(run, workerId, next);
   } catch (error) {
     const message = messageOf(error);
-    const giveUp = run.attempts >= MAX_STEP_ATTEMPTS;
+    const next = nextTry("historyImportStep", { attempts: run.attempts }, policy);
+    const giveUp = next.giveUp;
     logger().error({ shop: run.shop, run: run.id, phase: run.phase, err: message }, giveUp ? "history import failed" : "history import step failed; will retry");
-    await saveStep(run, workerId, giveUp ? { status: BACKFILL_STATUS.failed, lastError: message } : { delayMs: 5_000 * run.attempts, lastError: message, keepAttempts: true });
+    await saveStep(run, workerId, giveUp ? { status: BACKFILL_STATUS.failed, lastError: message } : { delayMs: next.delayMs, lastError: message, keepAttempts: true });
   }
   return 1;
 }

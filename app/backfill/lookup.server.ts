@@ -20,7 +20,7 @@ import { z } from "zod";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
-import { retryDelayMs } from "../pipeline/policy";
+import { nextTry } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
 import { adminQuery } from "../shopify/admin-api.server";
 import { contractBody, customerBody, orderBody, restVariant } from "./convert";
@@ -137,7 +137,7 @@ export async function fetchUnknownObjects<P extends PreparedLike>(
       }
       fetched.set(key, "failed");
       const reason = `${need.toLowerCase()} ${id} could not be fetched from Shopify: ${messageOf(error)}`;
-      const overdue = Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
+      const overdue = nextTry("lookup", { attempts: p.delivery.attempts, since: p.delivery.receivedAt }, policy).giveUp;
       logger().warn(
         { shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, attempt: p.delivery.attempts, err: messageOf(error) },
         overdue ? "lookup of an unknown object failed for good" : "lookup of an unknown object failed; will retry",
@@ -267,7 +267,8 @@ export async function completeWebhooks<P extends PreparedLike>(
     } catch (error) {
       const what = kind === "Variants" ? "the product's other variants" : "the contract's lines";
       const reason = `${what} could not be read from Shopify: ${messageOf(error)}`;
-      const overdue = kind === "Contract contents" || Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs;
+      // A contract's lines are not retried: the contract is planned with what it carries at once.
+      const overdue = nextTry("lookup", { attempts: p.delivery.attempts, since: p.delivery.receivedAt, permanent: kind === "Contract contents" }, policy).giveUp;
       logger().warn(
         { shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, attempt: p.delivery.attempts, err: messageOf(error) },
         overdue ? `${what} could not be read; planned with what it carries` : `${what} could not be read; will retry`,
@@ -342,7 +343,7 @@ async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePo
          "outcomeDetail" = coalesce($4, "outcomeDetail"), attempts = CASE WHEN $5::boolean THEN attempts ELSE GREATEST(attempts - 1, 0) END,
          "lockedBy" = NULL, "lockedUntil" = NULL
        WHERE id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`,
-      [d.id, workerId, failed ? retryDelayMs(d.attempts, policy) : 0, reason === null ? null : `waiting: ${reason}`, failed],
+      [d.id, workerId, failed ? nextTry("lookup", { attempts: d.attempts }, policy).delayMs : 0, reason === null ? null : `waiting: ${reason}`, failed],
     )
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }

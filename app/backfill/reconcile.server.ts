@@ -13,7 +13,7 @@ import { z } from "zod";
 import { database } from "../db.server";
 import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
-import { retryDelayMs } from "../pipeline/policy";
+import { nextTry } from "../pipeline/policy";
 import { adminQuery } from "../shopify/admin-api.server";
 import { allChildren, FIRST_VARIANTS } from "./children.server";
 import { customerBody, orderBody, productBody } from "./convert";
@@ -137,7 +137,8 @@ export async function runReconcileStep(workerId: string, policy: PipelinePolicy,
     await sweepPage(row, workerId, policy);
   } catch (error) {
     const message = messageOf(error);
-    if (Date.now() - new Date(row.startedAt).getTime() > policy.reconcileDeadlineMs) {
+    const next = nextTry("reconcileSweep", { attempts: row.attempts, since: new Date(row.startedAt) }, policy);
+    if (next.giveUp) {
       // A page that keeps failing (bad data, a long Shopify outage) must not hold the shop's sweeps
       // for good: this one is given up with its reason, and the next, a day later, covers the same
       // span again (sweptThrough is kept).
@@ -155,7 +156,7 @@ export async function runReconcileStep(workerId: string, policy: PipelinePolicy,
     await database().sql.query(
       `UPDATE "ReconcileState" SET "dueAt" = now() + ($3::int * interval '1 millisecond'), "lastError" = $4, "lockedBy" = NULL, "lockedUntil" = NULL
         WHERE shop = $1 AND "lockedBy" = $2`,
-      [row.shop, workerId, retryDelayMs(row.attempts, policy), message],
+      [row.shop, workerId, next.delayMs, message],
     );
   }
   return 1;

@@ -23,7 +23,7 @@ import { database } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
 import type { PipelinePolicy } from "../pipeline/policy";
-import { retryDelayMs } from "../pipeline/policy";
+import { nextTry } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
 
 export const CONSENT_ORIGIN_QUERY = `#graphql
@@ -87,7 +87,7 @@ export async function confirmConsentOrigin(workerId: string, batch: Item[], poli
       continue;
     }
     const reason = `the consent of ${p.objectKey} could not be confirmed with Shopify: ${messageOf(verdict.failed)}`;
-    if (Date.now() - p.delivery.receivedAt.getTime() > policy.lookupDeadlineMs) {
+    if (nextTry("lookup", { attempts: p.delivery.attempts, since: p.delivery.receivedAt }, policy).giveUp) {
       logger().warn({ shop: p.delivery.shop, topic: p.delivery.topic, deliveryId: p.delivery.id, err: messageOf(verdict.failed) }, "consent origin check failed for good");
       // Past the deadline it could not be used: listed on Problems with its reason.
       await finish(workerId, p.delivery, p.objectKey!, `gave up: ${reason}; not applied unconfirmed`, DELIVERY_OUTCOME.invalid);
@@ -154,7 +154,7 @@ async function sendBack(workerId: string, d: ClaimedDelivery, policy: PipelinePo
     .sql.query(
       `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', "runAt" = now() + ($3::int * interval '1 millisecond'),
          "outcomeDetail" = $4, "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${HELD}`,
-      [d.id, workerId, retryDelayMs(d.attempts, policy), `waiting: ${reason}`],
+      [d.id, workerId, nextTry("lookup", { attempts: d.attempts }, policy).delayMs, `waiting: ${reason}`],
     )
     .catch((e: unknown) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }

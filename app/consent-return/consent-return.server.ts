@@ -19,8 +19,7 @@ import { database } from "../db.server";
 import { logger } from "../logger.server";
 import { messageOf } from "../errors";
 import { adminQuery } from "../shopify/admin-api.server";
-import type { PipelinePolicy } from "../pipeline/policy";
-import { retryDelayMs } from "../pipeline/policy";
+import { nextTry, type PipelinePolicy } from "../pipeline/policy";
 import { CALL_STATUS } from "../pipeline/status";
 import { serviceClientFor } from "../shops/connection.server";
 import { customerSyncStateSchema } from "../sync/mappers/common";
@@ -32,9 +31,6 @@ export const RETURNED_STATUSES = ["unsubscribed", "blocked"] as const;
 export const PEOPLE_PAGE = 100;
 /** A sweep reads at most this many pages per status (200,000 people); the rest waits for the next sweep. */
 export const MAX_PAGES_PER_STATUS = 2_000;
-
-/** Failed tries of one page after which the sweep waits for its next interval (from the same page). */
-const TRIES_PER_SWEEP = 5;
 
 /** Shopify consent states the app returns an unsubscribe over; any other already gets no marketing email. */
 const RETURNABLE = new Set(["subscribed", "pending"]);
@@ -112,12 +108,12 @@ export async function runConsentReturnStep(workerId: string, policy: PipelinePol
     const message = messageOf(error);
     logger().warn({ shop: row.shop, attempt: row.attempts, err: message }, "consent return step failed; will retry");
     // After a few tries the sweep waits for its next interval, from the same status and page.
-    const wait = row.attempts >= TRIES_PER_SWEEP ? policy.consentReturnEveryMs : retryDelayMs(row.attempts, policy);
+    const next = nextTry("serviceSweep", { attempts: row.attempts }, policy);
     await database().sql.query(
       `UPDATE "ConsentReturnState" SET "dueAt" = now() + ($3::bigint * interval '1 millisecond'), "lastError" = $4,
-         attempts = CASE WHEN attempts >= $5 THEN 0 ELSE attempts END, "lockedBy" = NULL, "lockedUntil" = NULL
+         attempts = CASE WHEN $5 THEN 0 ELSE attempts END, "lockedBy" = NULL, "lockedUntil" = NULL
         WHERE shop = $1 AND "lockedBy" = $2`,
-      [row.shop, workerId, wait, message, TRIES_PER_SWEEP],
+      [row.shop, workerId, next.delayMs, message, !next.giveUp && next.rest],
     );
   }
   return 1;

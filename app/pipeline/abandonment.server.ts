@@ -9,7 +9,7 @@ import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";
 import { callKind, contentHash } from "./decide";
 import { bumpCounters } from "./counters.server";
-import { backoffMs, type PipelinePolicy } from "./policy";
+import { nextTry, type PipelinePolicy } from "./policy";
 import { TIMER_STATUS } from "./status";
 import { messageOf } from "../errors";
 
@@ -113,7 +113,8 @@ export async function fireDueTimers(workerId: string, policy: PipelinePolicy): P
       await fireTimer(workerId, timer);
     } catch (error) {
       const message = messageOf(error);
-      const giveUp = error instanceof UnmappableTimer || timer.attempts >= policy.maxPlanAttempts;
+      const next = nextTry("reminderTimer", { attempts: timer.attempts, permanent: error instanceof UnmappableTimer }, policy);
+      const giveUp = next.giveUp;
       logger().error({ shop: timer.shop, checkout: timer.checkoutToken, attempt: timer.attempts, err: message }, giveUp ? "abandonment timer failed" : "abandonment timer failed; will retry");
       await database()
         .sql.transaction(async (tx) => {
@@ -122,7 +123,7 @@ export async function fireDueTimers(workerId: string, policy: PipelinePolicy): P
                "dueAt" = CASE WHEN $4 = '${TIMER_STATUS.pending}' THEN now() + ($6::int * interval '1 millisecond') ELSE "dueAt" END
              WHERE shop = $1 AND "checkoutToken" = $2 AND "lockedBy" = $3 AND status = '${TIMER_STATUS.running}'
              RETURNING 1`,
-            [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, backoffMs(timer.attempts, policy)],
+            [timer.shop, timer.checkoutToken, workerId, giveUp ? TIMER_STATUS.failed : TIMER_STATUS.pending, message, next.delayMs],
           );
           // A reminder given up on is counted with the checkouts that could not be used.
           if (giveUp && released.length) await bumpCounters([{ shop: timer.shop, kind: REMINDER_KIND, unusable: 1 }], tx);

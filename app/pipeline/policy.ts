@@ -51,6 +51,17 @@ export const PIPELINE_POLICY = {
   reminderMaxAgeMs: 24 * 60 * 60_000,
   /** Planning and timers fail only on bugs or bad data: a few tries, then recorded as invalid. */
   maxPlanAttempts: 5,
+  /** A history import step (Shopify's export, its file): tries before the import is failed with its reason. */
+  maxImportStepAttempts: 5,
+  /** ...each waiting this many ms per try so far (5 s, 10 s, 15 s, 20 s). */
+  importStepRetryStepMs: 5_000,
+  /** Failed pages in a row before a segment member import stops and Settings offers "Try again". */
+  maxSegmentImportAttempts: 8,
+  /**
+   * Failed tries of one page after which a sweep of the service's people (consent return, signups)
+   * waits for its next interval (consentReturnEveryMs), from the same page.
+   */
+  sweepTriesPerInterval: 5,
   /** Exponential backoff with full jitter: random(0, min(cap, base * 2^(attempt-1))). */
   backoffBaseMs: 2_000,
   backoffCapMs: 15 * 60_000,
@@ -121,4 +132,83 @@ export function retryDelayMs(
     return Math.min(Math.max(Math.round(retryAfterMs), floor), policy.backoffCapMs);
   }
   return backoffMs(attempt, policy);
+}
+
+/** Background work that is tried again when it fails, each with its own rule (retryRule). */
+export type RetriedWork =
+  | "serviceCall"
+  | "planning"
+  | "reminderTimer"
+  | "lookup"
+  | "reconcileSweep"
+  | "historyImportStep"
+  | "segmentImport"
+  | "serviceSweep";
+
+/** When a kind of work gives up, and how long it waits before its next try otherwise. */
+export interface RetryRule {
+  /** Gives up once this many tries have failed (the one that just failed included). */
+  maxAttempts?: number;
+  /** Gives up once this long has passed since the work's `since`. */
+  deadlineMs?: number;
+  /** The deadline bounds the next try too: gives up now when the wait would end past it. */
+  nextTryWithinDeadline?: boolean;
+  /** Past maxAttempts it does not give up: it rests this long (its attempts start over). */
+  restMs?: number;
+  /** Waits this many ms per failed try instead of the exponential backoff. */
+  linearStepMs?: number;
+}
+
+/** The rule of each kind of work, from the policy's numbers (their reasons are in PIPELINE_POLICY). */
+export function retryRule(work: RetriedWork, policy: PipelinePolicy): RetryRule {
+  switch (work) {
+    case "serviceCall":
+      // Retried until the deadline (24 h after the call was planned or replayed) or the attempt bound.
+      return { maxAttempts: policy.maxAttempts, deadlineMs: policy.retryDeadlineMs, nextTryWithinDeadline: true };
+    case "planning":
+    case "reminderTimer":
+      return { maxAttempts: policy.maxPlanAttempts };
+    case "lookup":
+      return { deadlineMs: policy.lookupDeadlineMs };
+    case "reconcileSweep":
+      return { deadlineMs: policy.reconcileDeadlineMs };
+    case "historyImportStep":
+      return { maxAttempts: policy.maxImportStepAttempts, linearStepMs: policy.importStepRetryStepMs };
+    case "segmentImport":
+      return { maxAttempts: policy.maxSegmentImportAttempts };
+    case "serviceSweep":
+      return { maxAttempts: policy.sweepTriesPerInterval, restMs: policy.consentReturnEveryMs };
+  }
+}
+
+/** One failed try of some work, as the decision reads it. */
+export interface Failure {
+  /** Tries so far, the failed one included. */
+  attempts: number;
+  /** Where the deadline counts from: the work's arrival, a sweep's start, a call's planning or its replay. */
+  since?: Date;
+  /** The service's Retry-After, when it gave one. */
+  retryAfterMs?: number;
+  /** Trying again cannot help (data that cannot be used): gives up now. */
+  permanent?: boolean;
+  /** A 429 that says when to come back: flow control, it uses up no attempt (the deadline still bounds it). */
+  flowControl?: boolean;
+}
+
+/** What a failure leads to: a next try after `delayMs` (`rest`: a sweep's rest, its attempts start over), or giving up. */
+export type NextTry = { giveUp: false; delayMs: number; rest: boolean } | { giveUp: true; delayMs: number };
+
+/**
+ * The one place that decides whether failed work is tried again, and when. `delayMs` is given when
+ * it gives up too (some work records when it would have run).
+ */
+export function nextTry(work: RetriedWork, failure: Failure, policy: PipelinePolicy, now = Date.now()): NextTry {
+  const rule = retryRule(work, policy);
+  const delayMs = rule.linearStepMs !== undefined ? rule.linearStepMs * failure.attempts : retryDelayMs(failure.attempts, policy, failure.retryAfterMs);
+  const tooMany = rule.maxAttempts !== undefined && !failure.flowControl && failure.attempts >= rule.maxAttempts;
+  if (tooMany && rule.restMs !== undefined) return { giveUp: false, delayMs: rule.restMs, rest: true };
+  const deadline = rule.deadlineMs !== undefined && failure.since ? failure.since.getTime() + rule.deadlineMs : Infinity;
+  const late = rule.nextTryWithinDeadline ? now + delayMs > deadline : now > deadline;
+  if (failure.permanent || tooMany || late) return { giveUp: true, delayMs };
+  return { giveUp: false, delayMs, rest: false };
 }

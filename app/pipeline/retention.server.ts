@@ -94,7 +94,7 @@ export async function pruneOldRows(retentionDays: number, options: PruneOptions 
          DELETE FROM "OutboundCall" c USING old o WHERE c.id = o.id AND NOT o.guards
          RETURNING 1
        ), stripped AS (
-         UPDATE "OutboundCall" c SET call = ${CALL_KIND_ONLY}, "lastResponse" = NULL, "lastError" = NULL, "deliveryId" = NULL
+         UPDATE "OutboundCall" c SET call = ${CALL_KIND_ONLY}, "lastResponse" = NULL, "lastError" = NULL, cause = NULL, "deliveryId" = NULL
            FROM old o WHERE c.id = o.id AND o.guards AND c.call IS DISTINCT FROM ${CALL_KIND_ONLY}
          RETURNING 1
        )

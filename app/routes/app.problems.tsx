@@ -278,10 +278,10 @@ export default function Problems() {
                 </ActionButton>
               }
               footer={
-                g.count > g.problems.length && (
+                g.calls > g.problems.length && (
                   <Box padding="400">
                     <Text as="p" tone="subdued">
-                      Showing {g.problems.length} of {g.count}. Search to find a particular one.
+                      Showing the newest {g.problems.length}. Search to find a particular one.
                     </Text>
                   </Box>
                 )

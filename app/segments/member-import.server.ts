@@ -17,15 +17,12 @@ import { messageOf } from "../errors";
 import { logger } from "../logger.server";
 import { adminQuery } from "../shopify/admin-api.server";
 import type { PipelinePolicy } from "../pipeline/policy";
-import { retryDelayMs } from "../pipeline/policy";
+import { nextTry } from "../pipeline/policy";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import type { DeliverySource } from "../sync/sources";
 
 export const SEGMENT_IMPORT_SOURCE: DeliverySource = "segment-import";
 export const IMPORT_STATUS = { queued: "queued", running: "running", done: "done", failed: "failed" } as const;
-
-/** Failed pages in a row before the import stops and Settings offers "Try again". */
-const MAX_ATTEMPTS = 8;
 
 // 250 members a page: 253 points of the 1,000-point query limit (page size written in, so
 // test/foundation/admin-graphql.test.ts can cost it).
@@ -89,14 +86,15 @@ export async function runSegmentImportStep(workerId: string, policy: PipelinePol
     await importPage(row, workerId, policy);
   } catch (error) {
     const message = messageOf(error);
-    const giveUp = row.attempts >= MAX_ATTEMPTS;
+    const next = nextTry("segmentImport", { attempts: row.attempts }, policy);
+    const giveUp = next.giveUp;
     logger().warn({ shop: row.shop, segment: row.segmentId, attempt: row.attempts, err: message }, giveUp ? "segment member import failed" : "segment member import step failed; will retry");
     // The cursor is kept: "Try again" (or the retry) resumes where it stopped.
     await database().sql.query(
       `UPDATE "MirroredSegment" SET "importRunAt" = now() + ($4::int * interval '1 millisecond'), "importError" = $5,
          "importStatus" = CASE WHEN $6 THEN 'failed' ELSE "importStatus" END, "importLockedBy" = NULL, "importLockedUntil" = NULL
         WHERE shop = $1 AND "segmentId" = $2 AND "importLockedBy" = $3`,
-      [row.shop, row.segmentId, workerId, retryDelayMs(row.attempts, policy), message, giveUp],
+      [row.shop, row.segmentId, workerId, next.delayMs, message, giveUp],
     );
   }
   return 1;

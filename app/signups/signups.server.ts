@@ -20,8 +20,7 @@ import { database } from "../db.server";
 import { logger } from "../logger.server";
 import { messageOf } from "../errors";
 import { adminQuery } from "../shopify/admin-api.server";
-import type { PipelinePolicy } from "../pipeline/policy";
-import { retryDelayMs } from "../pipeline/policy";
+import { nextTry, type PipelinePolicy } from "../pipeline/policy";
 import type { Person } from "../services/marketing/schemas";
 import { serviceClientFor, shopContext } from "../shops/connection.server";
 import { emptyConsentMemory } from "../sync/consent";
@@ -36,8 +35,6 @@ export const SIGNUP_TAG = "Marketing Sync signup";
 export const PEOPLE_PAGE = 100;
 /** A sweep reads at most this many pages (200,000 confirmed people); the rest waits for the next sweep. */
 export const MAX_PAGES = 2_000;
-/** Failed tries of one page after which the sweep waits for its next interval (from the same page). */
-const TRIES_PER_SWEEP = 5;
 
 /**
  * The one place that decides whether a person at the service came from the app, and so is never
@@ -148,12 +145,12 @@ export async function runSignupStep(workerId: string, policy: PipelinePolicy, sh
   } catch (error) {
     const message = messageOf(error);
     logger().warn({ shop: row.shop, attempt: row.attempts, err: message }, "signup sweep step failed; will retry");
-    const wait = row.attempts >= TRIES_PER_SWEEP ? policy.consentReturnEveryMs : retryDelayMs(row.attempts, policy);
+    const next = nextTry("serviceSweep", { attempts: row.attempts }, policy);
     await database().sql.query(
       `UPDATE "SignupSweepState" SET "dueAt" = now() + ($3::bigint * interval '1 millisecond'), "lastError" = $4,
-         attempts = CASE WHEN attempts >= $5 THEN 0 ELSE attempts END, "lockedBy" = NULL, "lockedUntil" = NULL
+         attempts = CASE WHEN $5 THEN 0 ELSE attempts END, "lockedBy" = NULL, "lockedUntil" = NULL
         WHERE shop = $1 AND "lockedBy" = $2`,
-      [row.shop, workerId, wait, message, TRIES_PER_SWEEP],
+      [row.shop, workerId, next.delayMs, message, !next.giveUp && next.rest],
     );
   }
   return 1;

@@ -518,15 +518,15 @@ describe("health, problems and activity over the real pipeline", () => {
   });
 
   it("one long outage is one problem group, whatever each dead letter's attempts and minutes; replay all sends that group only", async () => {
-    // What the pipeline records when it gives up after a long outage (deliver.server.ts), for
+    // What the pipeline records when it gives up after a long outage (send-call.server.ts), for
     // calls planned at different times, plus one with another cause that names a person.
-    const dead = (objectKey: string, email: string, lastError: string) =>
+    const dead = (objectKey: string, email: string, lastError: string, cause = lastError) =>
       h.app.db.prisma.outboundCall.create({
-        data: { shop: A, objectKey, kind: "customer", status: "dead", call: { op: "person.upsert", body: { email, source: "shopify" } }, attempts: 3, lastError },
+        data: { shop: A, objectKey, kind: "customer", status: "dead", call: { op: "person.upsert", body: { email, source: "shopify" } }, attempts: 3, lastError, cause },
       });
     const outage = [
-      await dead("customer:991", "outage.one@example.com", "gave up after 97 attempts; last: server_error: Server Error (retried for 1439 min)"),
-      await dead("customer:992", "outage.two@example.com", "gave up after 12 attempts; last: server_error: Server Error (retried for 2 min)"),
+      await dead("customer:991", "outage.one@example.com", "gave up after 97 attempts; last: server_error: Server Error (retried for 1439 min)", "Gave up retrying: server_error: Server Error"),
+      await dead("customer:992", "outage.two@example.com", "gave up after 12 attempts; last: server_error: Server Error (retried for 2 min)", "Gave up retrying: server_error: Server Error"),
     ];
     const other = await dead("customer:993", "ada.refused@example.com", "validation_failed: Email ada.refused@example.com is not deliverable");
     const res = await loadData(h.app.url, A, "/app/problems");
@@ -561,15 +561,15 @@ describe("health, problems and activity over the real pipeline", () => {
       [A],
     );
     await sql.query(
-      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError")
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError", cause)
        SELECT $1, 'customer:outage-' || g, 'customer', jsonb_build_object('op', 'person.upsert', 'body', jsonb_build_object('email', 'outage' || g || '@example.com', 'source', 'shopify')),
-              'dead', 40 + g % 50, ${outageError("g")}
+              'dead', 40 + g % 50, ${outageError("g")}, 'Gave up retrying: server_error: Server Error'
          FROM generate_series(1, 2400) g ORDER BY g`,
       [A],
     );
     await sql.query(
-      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError")
-       VALUES ($1, 'customer:outage-1', 'customer', '{"op":"person.upsert","body":{"email":"outage1.newer@example.com","source":"shopify"}}', 'dead', 3, ${outageError("7")})`,
+      `INSERT INTO "OutboundCall" (shop, "objectKey", kind, call, status, attempts, "lastError", cause)
+       VALUES ($1, 'customer:outage-1', 'customer', '{"op":"person.upsert","body":{"email":"outage1.newer@example.com","source":"shopify"}}', 'dead', 3, ${outageError("7")}, 'Gave up retrying: server_error: Server Error')`,
       [A],
     );
 

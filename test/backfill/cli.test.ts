@@ -38,6 +38,7 @@ describe("support CLI", () => {
             call: { op: "person.upsert", body: { email: `outage.${n}@example.com`, source: "shopify" } },
             attempts,
             lastError: `gave up after ${attempts} attempts; last: server_error: Server Error (retried for ${minutes} min)`,
+            cause: "Gave up retrying: server_error: Server Error",
           },
         });
       }

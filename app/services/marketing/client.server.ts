@@ -29,7 +29,7 @@ import {
   RETRY_ON_TRANSIENT,
   isSuccessStatus,
   type RetryClass,
-} from "./policy";
+} from "./transport";
 import {
   accountResponseSchema,
   authenticatedResponseSchema,
@@ -112,15 +112,15 @@ export interface RequestLogInfo {
 export interface MarketingClientOptions {
   baseUrl: string;
   apiKey: string;
-  /** per attempt; default policy.DEFAULT_TIMEOUT_MS */
+  /** per attempt; default transport.ts DEFAULT_TIMEOUT_MS */
   timeoutMs?: number;
-  /** extra attempts; default policy.DEFAULT_RETRIES; 0 disables retrying */
+  /** extra attempts; default transport.ts DEFAULT_RETRIES; 0 disables retrying */
   retries?: number;
   /** undici dispatcher for the calls (tests); default: undici's global agent (keep-alive). */
   dispatcher?: Dispatcher;
   /** Logging hook, called once per attempt. Never receives the key or bodies. */
   onRequest?: (info: RequestLogInfo) => void;
-  /** Backoff base (full jitter); default policy.RETRY_BASE_DELAY_MS. */
+  /** Backoff base (full jitter); default transport.ts RETRY_BASE_DELAY_MS. */
   retryBaseDelayMs?: number;
   /** Injected clock for waiting between attempts (tests). */
   sleep?: (ms: number) => Promise<void>;

@@ -1,5 +1,7 @@
 /**
- * The client's choices where the interface spec says "not shown" (transport side).
+ * The client's choices where the interface spec says "not shown" (transport side): how one call is
+ * repeated within itself. Whether failed sync work is tried again later is pipeline/policy.ts's
+ * decision (nextTry); the pipeline calls with retries: 0.
  * The client's defensive readings of the other gaps live where they apply
  * (schemas.ts, errors.ts); README.md in this folder lists them all next to the
  * emulator's permissive ones. The emulator (dev/emulator) does not read this file.
