@@ -44,6 +44,8 @@ describe("what a save from the campaign page changes, against what changed elsew
   it("surrounding spaces and a missing optional field are no change", () => {
     expect(detailChanges({ ...loaded, subject: "  Old subject ", replyToEmail: undefined }, loaded, loaded)).toEqual({ changed: [], clash: [] });
     expect(sameDetail(undefined, "  ")).toBe(true);
+    expect(sameDetail("  ", undefined)).toBe(true);
+    expect(sameDetail("a", undefined)).toBe(false);
     expect(sameDetail("a", "b")).toBe(false);
     expect(sameDetail(" a", "a ")).toBe(true);
   });

@@ -37,10 +37,13 @@ describe("where /auth/exit-iframe may send the browser", () => {
     expect(allowed("https://victim.myshopify.com/admin/apps")).toBe(false);
     expect(allowed("https://victim.myshopify.com/admin/apps", "other.myshopify.com")).toBe(false);
     expect(allowed("https://victim.myshopify.com.evil.example.com/", "victim.myshopify.com")).toBe(false);
+    // No shop authenticated is no shop at all, not one named "null".
+    expect(allowed("https://null/admin")).toBe(false);
   });
 
   it("refuses script and data URLs, and a target that is not a URL", () => {
-    for (const target of ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "http://[::1"]) {
+    // A blob: URL carries the origin of the page that made it: only its scheme tells it apart.
+    for (const target of ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "http://[::1", `blob:${APP}/0b1c`, "blob:https://admin.shopify.com/0b1c"]) {
       expect(allowed(target), target).toBe(false);
     }
   });
