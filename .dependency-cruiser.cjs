@@ -13,7 +13,7 @@
 const FLOORS = [
   {
     name: "base",
-    paths: ["config.server.ts", "db.server.ts", "db/", "logger.server.ts", "errors.ts", "observability/", "project-root.server.ts", "secrets.server.ts"],
+    paths: ["config.server.ts", "db.server.ts", "db/", "logger.server.ts", "errors.ts", "observability/", "project-root.server.ts", "secrets.server.ts", "scrub.ts"],
   },
   { name: "platform", paths: ["shopify/", "services/", "sync/"] },
   { name: "shops", paths: ["shops/"] },

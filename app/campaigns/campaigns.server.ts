@@ -10,6 +10,7 @@ import { fieldErrors } from "../admin/forms";
 import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import { campaignSortFields, campaignStatusFilters, emailSchema, type Campaign, type PaginationMeta, type Template } from "../services/marketing/schemas";
+import { DETAIL_KEYS, detailChanges, type DetailKey, type DetailValues } from "./edit-conflict";
 import { activityView, forgetCampaign, noteCampaign, noteCampaigns } from "./marketing-activity.server";
 import { formatInZone, isValidZone } from "../admin/time-zone";
 import { LOCAL_DATETIME_RE, localToIso, scheduleReadings, scheduleText, serviceRounded } from "./schedule";
@@ -218,9 +219,6 @@ const detailsSchema = z.object({
   replyToEmail: optionalEmail,
 });
 type Details = z.infer<typeof detailsSchema>;
-const DETAIL_KEYS = ["name", "subject", "previewText", "senderName", "senderEmail", "replyToName", "replyToEmail"] as const;
-type DetailKey = (typeof DETAIL_KEYS)[number];
-export type DetailValues = Record<DetailKey, string>;
 
 const STALE_FORM = "This page is out of date. Reload it and make your changes again.";
 /**
@@ -248,8 +246,6 @@ const detailsFormSchema = detailsSchema.extend({ loaded: loadedSchema });
 type DetailsForm = z.infer<typeof detailsFormSchema>;
 const updateFormSchema = detailsFormSchema.extend({ intent: z.literal("update") });
 
-const same = (a: string | undefined, b: string | undefined) => (a ?? "").trim() === (b ?? "").trim();
-
 const EDITED_ELSEWHERE = "This campaign was changed in the email editor since you opened it. Reload to see the changes.";
 
 /**
@@ -257,13 +253,11 @@ const EDITED_ELSEWHERE = "This campaign was changed in the email editor since yo
  * also changed elsewhere meanwhile (the email editor, a colleague): never overwritten unseen.
  */
 function changesSinceLoaded(intent: string, form: Details, loaded: DetailValues, saved: Campaign): { changed: DetailKey[] } | { problem: CampaignActionResult } {
-  const now = detailValues(saved);
-  const changed = DETAIL_KEYS.filter((k) => !same(form[k], loaded[k]));
-  const clash = changed.filter((k) => !same(now[k], loaded[k]) && !same(now[k], form[k]));
+  const { changed, clash } = detailChanges(form, loaded, detailValues(saved));
   if (clash.length) {
     return { problem: refused(intent, { kind: "edited_elsewhere", title: intent === "update" ? "Nothing was saved" : "Nothing was saved or sent", message: EDITED_ELSEWHERE }) };
   }
-  return { changed: changed.filter((k) => !same(now[k], form[k])) };
+  return { changed };
 }
 
 const recipientsSchema = z

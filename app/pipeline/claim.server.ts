@@ -3,6 +3,8 @@ import { database } from "../db.server";
 import type { PreparedStatement, SqlValue } from "../db/migrate.server";
 import { CALL_STATUS } from "./status";
 
+export { nextCursor } from "./fair-cursor";
+
 // Every queue table leases its rows under the same status name.
 const RUNNING = CALL_STATUS.running;
 
@@ -179,15 +181,4 @@ export function fairShareCandidates(options: {
       UNION ALL
       ${perShop(`CASE WHEN ${shopLimit} IS NULL THEN $3 ELSE GREATEST(0, ${shopLimit} - (SELECT q FROM quantum)) END`, "OFFSET (SELECT q FROM quantum)")}
     ) fair LIMIT $3`;
-}
-
-/**
- * The shop a claim should start after next time: of the shops it served, the last in walk order
- * (names after the cursor first, then from the start). Empty when none was served.
- */
-export function nextCursor(cursor: string, served: Iterable<string>): string {
-  const shops = [...new Set(served)].sort();
-  if (!shops.length) return cursor;
-  const before = shops.filter((s) => s <= cursor);
-  return before.length ? before[before.length - 1]! : shops[shops.length - 1]!;
 }

@@ -9,7 +9,8 @@ import { HandOffLink, LoadFailed, ProblemBanner, ServiceUnavailable } from "~/ad
 import { serviceAccess } from "~/admin/service-access.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { PageError, SectionCard, formatWhen, useToast } from "~/admin/ui";
-import { campaignAction, campaignPage, type DetailValues } from "~/campaigns/campaigns.server";
+import { campaignAction, campaignPage } from "~/campaigns/campaigns.server";
+import type { DetailValues } from "~/campaigns/edit-conflict";
 import { localToIso, scheduleText, serviceRounded } from "~/campaigns/schedule";
 import { StatusBadge } from "~/campaigns/ui";
 import { authenticate } from "~/shopify.server";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { config } from "../config.server";
 import { logger } from "../logger.server";
+import { installationFromStatus, type Installation } from "./installed";
 
 /**
  * What Shopify itself says about the app on a shop, asked with the shop's offline token. A
@@ -15,7 +16,7 @@ import { logger } from "../logger.server";
  *   can be done for the shop either until a merchant opens the app again).
  * Anything else (a timeout, a 5xx) throws: the delivery is tried again later.
  */
-export type Installation = { state: "revoked" } | { state: "installed"; scopes: string[] | null } | { state: "no-token" };
+export type { Installation };
 
 export const INSTALLATION_QUERY = `#graphql
   query AppInstallationCheck { currentAppInstallation { accessScopes { handle } } }`;
@@ -42,8 +43,8 @@ export async function checkInstallation(shop: string, app: () => Promise<AppAdmi
     return { state: "installed", scopes: parsed.data.currentAppInstallation.accessScopes.map((s) => s.handle) };
   } catch (error) {
     const code = (error as { response?: { code?: unknown } }).response?.code;
-    if (code === 401 || code === 404) return { state: "revoked" };
-    if (code === 402 || code === 423) return { state: "installed", scopes: null };
+    const proven = installationFromStatus(code);
+    if (proven) return proven;
     logger().warn({ shop, status: typeof code === "number" ? code : undefined, err: error }, "could not ask Shopify whether the app is installed");
     throw new Error(`could not confirm the installation with Shopify${typeof code === "number" ? ` (HTTP ${code})` : ""}; retried later`, { cause: error });
   }

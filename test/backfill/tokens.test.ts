@@ -122,4 +122,22 @@ describeEachDatabase("expiring offline tokens", (database) => {
     expect(decryptSecret(row!.accessToken, shop, "shopify-token")).toBe(admin().tokens.get(shop));
     expect(admin().calls.filter((c) => c.path.endsWith("/graphql.json") && c.accessToken === legacy)).toEqual([]);
   });
+
+  it("a refresh token past its expiry is not sent to Shopify: the import stops with the reason, the merchant must open the app again", async () => {
+    const shop = newShop("tokens");
+    await install(h, shop);
+    // Both expired by our clock (Shopify's own record of the refresh token would still take it).
+    await h.app.db.prisma.session.update({
+      where: { id: `offline_${shop}` },
+      data: { expires: new Date(Date.now() - 60_000), refreshTokenExpires: new Date(Date.now() - 60_000) },
+    });
+    await requestBackfill(shop, { orderDays: null, kinds: ["customers"] });
+    h.startWorkers(1, FAST_POLICY);
+    const ended = await until("the import to end", async () => {
+      const p = await backfillProgress(shop);
+      return p && (p.status === BACKFILL_STATUS.done || p.status === BACKFILL_STATUS.failed) ? p : null;
+    }, 60_000);
+    expect(ended).toMatchObject({ status: BACKFILL_STATUS.failed, lastError: expect.stringMatching(/must open the app again/) });
+    expect(refreshes(shop)).toBe(0);
+  });
 });

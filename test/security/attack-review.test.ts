@@ -213,7 +213,7 @@ describe("attack review", () => {
       });
 
     it("refuses a target outside the app and the shop's admin", async () => {
-      for (const target of ["https://evil.example.com", "//evil.example.com/x", "javascript:alert(1)", "https://exit.myshopify.com.evil.example.com/"]) {
+      for (const target of ["https://evil.example.com", "//evil.example.com/x", "javascript:alert(1)", "https://exit.myshopify.com.evil.example.com/", "https://admin.shopify.com.evil.example.com/"]) {
         const res = await exit(target);
         expect(res.status, target).toBe(400);
         expect(await res.text()).not.toContain("evil");

@@ -51,6 +51,19 @@ describeEachDatabase("app proxy: storefront events", (database) => {
       expect((await fetch(`${h.app.url}/proxy/events?${signedProxyQuery({ shop })}`)).status).toBe(405);
     });
 
+    it("a logged-in customer deleted since is not attached by the email the webhooks recorded: the event falls back to the tracker's visitor id", async () => {
+      await h.send({ topic: "customers/create", shop, body: customerBody({ id: "556", email: "deleted.since@example.com" }) });
+      await h.settle();
+      await h.send({ topic: "customers/delete", shop, body: { id: 556 } });
+      await h.settle();
+      const res = await postProxyEvent(h.app.url, signedProxyQuery({ shop, loggedInCustomerId: "556" }), productViewed("vid-556"));
+      expect(res.status).toBe(202);
+      await h.settle();
+      const sent = sentTo("/api/events/product/viewed").at(-1)?.body;
+      expect(sent).toMatchObject({ referenceId: "visitor:vid-556" });
+      expect(JSON.stringify(sent)).not.toContain("deleted.since");
+    });
+
     it("cart events: the first for a cart is cart/created, the next cart/updated; the cart key never leaves", async () => {
       const q = () => signedProxyQuery({ shop });
       expect((await postProxyEvent(h.app.url, q(), cartEvent("product_added_to_cart", "vid-cart", "tok-1"))).status).toBe(202);

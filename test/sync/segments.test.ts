@@ -267,6 +267,22 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     }
   }, 150_000);
 
+  // The attempts count the failures of the page being read: a page imported resets it, so that
+  // failures spread over a long import (a page each) do not add up to giving up.
+  it("a page imported leaves no attempt counted against the next", async () => {
+    const shop = newShop("segments-import-attempts");
+    await install(h, shop);
+    const { store, contacts } = await storeWithMembers(shop, 66, 300);
+    try {
+      await pick(shop, [gid(66)]);
+      h.startWorkers(1, FAST_POLICY);
+      await until("every current member tagged", async () => allTagged(contacts, "shopify-segment:Current"), 120_000);
+      expect(await importRow(shop, gid(66))).toMatchObject({ importStatus: "done", importDone: 300, importAttempts: 0 });
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
   it("Settings counts the members the service tagged, and says why the others were not", async () => {
     const shop = newShop("segments-import-outcome");
     await install(h, shop);
