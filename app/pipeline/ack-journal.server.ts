@@ -42,7 +42,9 @@ export const ACK_JOURNAL_POLICY = {
    * moveBatchMin): moved back to back in batches of 50, its transactions held PGlite's one
    * connection and left the in-process worker one statement per move (each 0.2–1.5 s during a
    * 3,000-order flood), so another shop's change waited seconds to be planned
-   * (bench:fairness --send http). 0: back to back, fixed batches.
+   * (bench:fairness --send http). 0: back to back, fixed batches. Once half of maxPending waits,
+   * it moves back to back in full batches again: beyond maxPending acknowledgements would wait on
+   * the database themselves.
    */
   moverRestMaxMs: 1_000,
   moveBatchTargetMs: 50,
@@ -243,14 +245,15 @@ export class AckJournal {
   private async moveLoop(maxBatches: number, resting: boolean): Promise<number> {
     let moved = 0;
     for (let batches = 0; this.pending.length && !this.closed && batches < maxBatches; batches++) {
-      if (resting && batches > 0) {
+      const yielding = resting && this.pending.length < ACK_JOURNAL_POLICY.maxPending / 2;
+      if (yielding && batches > 0) {
         // The worker's statements queued meanwhile run in the rest, not one per batch.
         const restMs = Math.min(this.lastBatchMs, ACK_JOURNAL_POLICY.moverRestMaxMs);
         if (restMs > 0) await sleep(restMs);
         if (!this.pending.length || this.closed) break;
       }
       const batchStarted = performance.now();
-      const { batch, rest } = nextMoveBatch(this.pending, resting ? this.restingBatchSize() : ACK_JOURNAL_POLICY.moveBatch);
+      const { batch, rest } = nextMoveBatch(this.pending, yielding ? this.restingBatchSize() : ACK_JOURNAL_POLICY.moveBatch);
       const considered = this.pending.length;
       // Moved through the first line left behind: a batch may take later lines of other shops, which
       // a crash before the next checkpoint moves again (no second row: counted as a duplicate).
