@@ -7,7 +7,7 @@
  *                             [--postgres | --no-postgres] [--db pglite|postgres|both]
  *                             [--scenario flood,import,throttle] [--import-customers 100000]
  *                             [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
- *                             [--send record|http|both]
+ *                             [--send record|http|both] [--mover back-to-back,resting]
  * (import and throttle: bench/fairness-scenarios.ts)
  *
  * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
@@ -35,7 +35,11 @@
  *           `--flood` distinct orders/create 16 at a time (the demo's replay), the quiet shops'
  *           customers/create each from its own loop; the quiet changes sent while the flood is being
  *           acknowledged are the ones that count. A quiet change's latency is from its send to its
- *           person reaching the emulator; `ack→planned` splits it (the delivery's receivedAt → finishedAt).
+ *           person reaching the emulator, split into answered (sent → 200), planned (→ the delivery's
+ *           finishedAt) and arrived (→ the service).
+ * `--mover` runs every scenario once per way the journal's mover may run, to compare them in one run:
+ * `resting` (the policy as shipped: a rest after each batch, batches sized by time) and
+ * `back-to-back` (ACK_JOURNAL_POLICY.moverRestMaxMs and moveBatchTargetMs 0: batches of 50 back to back).
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
@@ -61,6 +65,9 @@ import {
 
 applyTestEnv({ LOG_LEVEL: "silent" });
 const { moveJournaledDeliveries, journaledBacklog } = await import("../app/pipeline/record.server");
+const { ACK_JOURNAL_POLICY } = await import("../app/pipeline/ack-journal.server");
+const moverAsShipped = { moverRestMaxMs: ACK_JOURNAL_POLICY.moverRestMaxMs, moveBatchTargetMs: ACK_JOURNAL_POLICY.moveBatchTargetMs };
+type Mover = "resting" | "back-to-back";
 const { receiveNodeWebhook } = await import("../app/webhooks/ingest.server");
 const { database } = await import("../app/db.server");
 const { startEmulator } = await import("../dev/emulator/server");
@@ -71,7 +78,7 @@ const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--
                           [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
                           [--db pglite|postgres|both] [--scenario flood,import,throttle] [--import-customers 100000]
                           [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
-                          [--send record|http|both]
+                          [--send record|http|both] [--mover back-to-back,resting]
 (what each option means: the comment at the top of bench/fairness.ts)`;
 
 type Send = "record" | "http";
@@ -80,10 +87,13 @@ interface Scenario {
   flood: number;
   limited: boolean;
   send: Send;
+  /** How the journal's mover runs, when compared (`--mover`). */
+  mover: Mover | undefined;
 }
 interface Result {
   db: Db;
   send: Send;
+  mover: Mover | undefined;
   scenario: string;
   /** Latencies (ms) per quiet shop ("quiet-000", …). */
   perShop: Map<string, number[]>;
@@ -120,6 +130,7 @@ async function main(): Promise<void> {
       db: { type: "string", default: "both" },
       timeline: { type: "boolean", default: false },
       send: { type: "string", default: "record" },
+      mover: { type: "string" },
     },
   });
   if (values.help) {
@@ -150,14 +161,18 @@ async function main(): Promise<void> {
     await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline });
   }
   if (!picked.includes("flood")) return;
-  const scenarios: Scenario[] = sends.flatMap((send) => {
-    const tag = sends.length > 1 || send === "http" ? ` (${send})` : "";
-    return [
-      { name: `alone${tag}`, flood: 0, limited: false, send },
-      ...floods.map((n) => ({ name: `flood ${n}${tag}`, flood: n, limited: false, send })),
-      { name: `flood ${floods[0]} + one account 429${tag}`, flood: floods[0]!, limited: true, send },
-    ];
-  });
+  const movers = (values.mover?.split(",") ?? [undefined]) as (Mover | undefined)[];
+  if (!movers.every((m) => m === undefined || m === "resting" || m === "back-to-back")) throw new Error("--mover resting, back-to-back or both (a list)");
+  const scenarios: Scenario[] = movers.flatMap((mover) =>
+    sends.flatMap((send) => {
+      const tag = `${sends.length > 1 || send === "http" ? ` (${send})` : ""}${mover === undefined ? "" : `, mover ${mover}`}`;
+      return [
+        { name: `alone${tag}`, flood: 0, limited: false, send, mover },
+        ...floods.map((n) => ({ name: `flood ${n}${tag}`, flood: n, limited: false, send, mover })),
+        { name: `flood ${floods[0]} + one account 429${tag}`, flood: floods[0]!, limited: true, send, mover },
+      ];
+    }),
+  );
   console.log(
     `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
       `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
@@ -177,7 +192,7 @@ async function main(): Promise<void> {
   const rows: (string | number)[][] = [];
   for (const r of results) {
     // Each way of sending against its own alone run.
-    const alone = results.find((a) => a.db === r.db && a.send === r.send && a.scenario.startsWith("alone"))!;
+    const alone = results.find((a) => a.db === r.db && a.send === r.send && a.mover === r.mover && a.scenario.startsWith("alone"))!;
     const all = [...r.perShop.values()].flat();
     // Per shop: its p99 against max(2 s, 3 × its p99 alone).
     let worstShop = "";
@@ -220,6 +235,7 @@ async function run(
   scenario: Scenario,
   o: { adminUrl: string | undefined; shops: number; everyMs: number; aloneMs: number; capMs: number; latencyMs: number; workers: number; timeline: boolean },
 ): Promise<Result> {
+  Object.assign(ACK_JOURNAL_POLICY, scenario.mover === "back-to-back" ? { moverRestMaxMs: 0, moveBatchTargetMs: 0 } : moverAsShipped);
   const emulator = await startEmulator({ port: 0 });
   const { close } = await openBenchDatabase(db, { adminUrl: o.adminUrl, tmpPrefix: "ms-bench-fair-" });
   const tag = randomUUID().slice(0, 6);
@@ -403,7 +419,7 @@ async function run(
       stages.plan.push(done - answeredAt);
       stages.deliver.push(got - done);
     }
-    return { db, send: scenario.send, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, floodRecordedSeconds, limitedAsked: answered429.length, stages };
+    return { db, send: scenario.send, mover: scenario.mover, scenario: scenario.name, perShop, lost, floodCalls, floodSeconds, floodRecordedSeconds, limitedAsked: answered429.length, stages };
   } finally {
     await agent?.close();
     if (web) await new Promise((resolve) => (web!.closeAllConnections(), web!.close(resolve)));

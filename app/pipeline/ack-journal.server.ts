@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
@@ -35,6 +36,19 @@ export const ACK_JOURNAL_POLICY = {
   moveBatch: 50,
   /** Batches the worker moves itself before each pass, when no move is under way. */
   workerMoveBatches: 4,
+  /**
+   * The mover's own loop (its timer) rests after each batch as long as the batch took (at most this
+   * long) while more wait, and sizes its batches to take about moveBatchTargetMs (at least
+   * moveBatchMin): moved back to back in batches of 50, its transactions held PGlite's one
+   * connection and left the in-process worker one statement per move (each 0.2–1.5 s during a
+   * 3,000-order flood), so another shop's change waited seconds to be planned
+   * (bench:fairness --send http). 0: back to back, fixed batches. Once half of maxPending waits,
+   * it moves back to back in full batches again: beyond maxPending acknowledgements would wait on
+   * the database themselves.
+   */
+  moverRestMaxMs: 1_000,
+  moveBatchTargetMs: 50,
+  moveBatchMin: 5,
   /**
    * Not-yet-moved deliveries beyond which acknowledgements stop being journaled and go straight to
    * the database, which then answers for itself (503 while it fails): moves that keep failing must
@@ -112,6 +126,8 @@ export class AckJournal {
   private oldCheckpointsLeft = true;
   private generationStartedAt = Date.now();
   private closed = false;
+  private lastBatchMs = 0;
+  private lastDeliveryMs = 0;
 
   private constructor(
     private readonly file: string,
@@ -193,9 +209,9 @@ export class AckJournal {
   }
 
   /** Moves everything journaled so far (one mover at a time); resolves with how many it moved. */
-  async moveAll(): Promise<number> {
+  async moveAll({ resting = false } = {}): Promise<number> {
     let moved = 0;
-    do moved += await (this.moving ?? this.startMove(Infinity));
+    do moved += await (this.moving ?? this.startMove(Infinity, resting));
     while (this.pending.length && !this.closed);
     return moved;
   }
@@ -206,11 +222,11 @@ export class AckJournal {
    * before each pass, planned nothing for as long (the quiet shops' changes waited 2–3 s).
    */
   moveSome(batches: number): Promise<number> {
-    return this.moving ? Promise.resolve(0) : this.startMove(batches);
+    return this.moving ? Promise.resolve(0) : this.startMove(batches, false);
   }
 
-  private startMove(maxBatches: number): Promise<number> {
-    this.moving = this.moveLoop(maxBatches).finally(() => (this.moving = undefined));
+  private startMove(maxBatches: number, resting: boolean): Promise<number> {
+    this.moving = this.moveLoop(maxBatches, resting).finally(() => (this.moving = undefined));
     return this.moving;
   }
 
@@ -226,10 +242,18 @@ export class AckJournal {
     closeSync(this.fd);
   }
 
-  private async moveLoop(maxBatches: number): Promise<number> {
+  private async moveLoop(maxBatches: number, resting: boolean): Promise<number> {
     let moved = 0;
     for (let batches = 0; this.pending.length && !this.closed && batches < maxBatches; batches++) {
-      const { batch, rest } = nextMoveBatch(this.pending, ACK_JOURNAL_POLICY.moveBatch);
+      const yielding = resting && this.pending.length < ACK_JOURNAL_POLICY.maxPending / 2;
+      if (yielding && batches > 0) {
+        // The worker's statements queued meanwhile run in the rest, not one per batch.
+        const restMs = Math.min(this.lastBatchMs, ACK_JOURNAL_POLICY.moverRestMaxMs);
+        if (restMs > 0) await sleep(restMs);
+        if (!this.pending.length || this.closed) break;
+      }
+      const batchStarted = performance.now();
+      const { batch, rest } = nextMoveBatch(this.pending, yielding ? this.restingBatchSize() : ACK_JOURNAL_POLICY.moveBatch);
       const considered = this.pending.length;
       // Moved through the first line left behind: a batch may take later lines of other shops, which
       // a crash before the next checkpoint moves again (no second row: counted as a duplicate).
@@ -246,6 +270,8 @@ export class AckJournal {
       this.pending = [...rest, ...this.pending.slice(considered)];
       this.pendingBytes -= batch.reduce((sum, p) => sum + p.bytes, 0);
       moved += batch.length;
+      this.lastBatchMs = performance.now() - batchStarted;
+      this.lastDeliveryMs = this.lastBatchMs / batch.length;
     }
     if (!this.pending.length && !this.closed && this.end > this.headerBytes) {
       if (this.rotationDue()) this.startNewGeneration();
@@ -253,6 +279,13 @@ export class AckJournal {
       else this.schedule(this.generationStartedAt + ACK_JOURNAL_POLICY.rotateAfterMs - Date.now(), { keepAlive: false });
     }
     return moved;
+  }
+
+  /** As many deliveries as the last batch moved in moveBatchTargetMs, within moveBatchMin..moveBatch. */
+  private restingBatchSize(): number {
+    const { moveBatch, moveBatchMin, moveBatchTargetMs } = ACK_JOURNAL_POLICY;
+    if (!moveBatchTargetMs || !this.lastDeliveryMs) return moveBatch;
+    return Math.max(Math.min(moveBatchMin, moveBatch), Math.min(moveBatch, Math.floor(moveBatchTargetMs / this.lastDeliveryMs)));
   }
 
   private get headerBytes(): number {
@@ -291,7 +324,7 @@ export class AckJournal {
     this.timerDueAt = dueAt;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.moveAll().catch((error: unknown) => {
+      this.moveAll({ resting: true }).catch((error: unknown) => {
         logger().error({ err: messageOf(error), deliveries: this.pending.length }, "acknowledgement journal: move failed, will retry");
         this.schedule(ACK_JOURNAL_POLICY.retryAfterMs);
       });

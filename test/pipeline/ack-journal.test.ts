@@ -154,6 +154,26 @@ describe("the acknowledgement journal [pglite]", () => {
     expect(await deliveries()).toHaveLength(601);
   });
 
+  it("rests between its own batches, so statements issued one after another are not held one per batch", { timeout: 120_000 }, async () => {
+    ACK_JOURNAL_POLICY.moveDelayMs = 60_000; // the sale is journaled before the mover starts
+    ACK_JOURNAL_POLICY.moveBatch = 10;
+    expect((await order(0)).status).toBe(200);
+    for (let n = 1; n <= 400; n++) expect((await order(n)).status).toBe(200);
+    // The mover's own loop starts with the next acknowledgement: 40 batches.
+    ACK_JOURNAL_POLICY.moveDelayMs = 0;
+    expect((await order(401)).status).toBe(200);
+    while ((await journaledBacklog()) > 400) await sleep(1);
+    // Twenty statements one after another, as planning issues them.
+    const before = await journaledBacklog();
+    for (let i = 0; i < 20; i++) await bed.db.sql.query(`SELECT 1`);
+    const movedMeanwhile = before - (await journaledBacklog());
+    // Back to back, each of them waited for a whole batch: twenty batches (200 deliveries) moved meanwhile.
+    expect(movedMeanwhile).toBeLessThan(10 * ACK_JOURNAL_POLICY.moveBatch);
+    await moveJournaledDeliveries();
+    expect(await deliveries()).toHaveLength(402);
+    expect(await counter()).toEqual({ received: 402, duplicates: 0 });
+  });
+
   it("answers 404 for a shop it does not know, and drops what a shop uninstalled meanwhile sends", async () => {
     expect((await order(1, "stranger.myshopify.com")).status).toBe(404);
     expect((await order(1)).status).toBe(200);
