@@ -22,7 +22,7 @@ import { adminQuery } from "../shopify/admin-api.server";
 import { nextTry, type PipelinePolicy } from "../pipeline/policy";
 import { CALL_STATUS } from "../pipeline/status";
 import { serviceClientFor } from "../shops/connection.server";
-import { customerSyncStateSchema } from "../sync/mappers/common";
+import { customerSyncStateSchema } from "../sync/plan-contract";
 import { customerObjectKey } from "../sync/mappers/customers";
 
 /** The service's statuses returned to Shopify, read in this order (§2.2 statusDetails). */

@@ -4,7 +4,7 @@ import { logger } from "../logger.server";
 import { shopContext } from "../shops/connection.server";
 import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { mapAbandonedCheckout } from "../sync/plan-webhook";
-import type { AbandonmentInstruction } from "../sync/mappers/common";
+import type { AbandonmentInstruction } from "../sync/plan-contract";
 import type { ShopSettings } from "../sync/settings";
 import { claimRows } from "./claim.server";
 import { callKind, contentHash } from "./decide";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { stringify } from "safe-stable-stringify";
 import type { ServiceCall } from "../services/marketing/schemas";
-import type { AbandonmentInstruction, SyncPlan } from "../sync/plan-webhook";
+import type { AbandonmentInstruction, SyncPlan } from "../sync/plan-contract";
 import { DELIVERY_OUTCOME, type DeliveryOutcome } from "./status";
 
 /** What the last applied version of a Shopify object left (a row of ObjectState). */

@@ -6,7 +6,13 @@ import { shopContexts, type ShopContext } from "../shops/connection.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import type { ShopSettings } from "../sync/settings";
-import { objectSyncStateSchema, planWebhook, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan-webhook";
+import { planWebhook } from "../sync/plan-webhook";
+import {
+  objectSyncStateSchema,
+  type AbandonmentInstruction,
+  type SyncContext,
+  type SyncPlan,
+} from "../sync/plan-contract";
 import { BACKGROUND_SOURCES, SILENT_SOURCES, sourceSql } from "../sync/sources";
 import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";

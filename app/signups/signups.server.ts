@@ -24,7 +24,7 @@ import { nextTry, type PipelinePolicy } from "../pipeline/policy";
 import type { Person } from "../services/marketing/schemas";
 import { serviceClientFor, shopContext } from "../shops/connection.server";
 import { emptyConsentMemory } from "../sync/consent";
-import type { CustomerSyncState } from "../sync/mappers/common";
+import type { CustomerSyncState } from "../sync/plan-contract";
 import { customerObjectKey } from "../sync/mappers/customers";
 import { gidNumber } from "../sync/payloads";
 import { defaultSettings } from "../sync/settings";

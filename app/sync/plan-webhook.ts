@@ -4,16 +4,9 @@
  */
 import { normalizeTopic, topicInfo, topicsWithRole } from "./topics.server";
 import { parseShopifyJson } from "./json";
-import type { SyncContext, SyncPlan } from "./mappers/common";
+import type { SyncContext, SyncPlan } from "./plan-contract";
 
-export type {
-  AbandonedCheckoutSnapshot,
-  AbandonmentInstruction,
-  ObjectSyncState,
-  SyncContext,
-  SyncPlan,
-} from "./mappers/common";
-export { abandonedCheckoutSnapshotSchema, objectSyncStateSchema, STORE_ACTOR_PREFIX, storeActorReferenceId } from "./mappers/common";
+export { STORE_ACTOR_PREFIX, storeActorReferenceId } from "./mappers/common";
 export { mapAbandonedCheckout } from "./mappers/checkouts";
 
 export { InvalidPayloadError } from "./topic-planner";

@@ -3,7 +3,7 @@
  * topic's planner is a column of its line in the registry (app/sync/topics.server.ts).
  */
 import type { z } from "zod";
-import type { SyncContext, SyncPlan } from "./mappers/common";
+import type { SyncContext, SyncPlan } from "./plan-contract";
 
 /** A webhook body that does not match the topic's schema. `issues` are zod's. */
 export class InvalidPayloadError extends Error {

@@ -19,7 +19,7 @@
  * admin pages get labels as strings from their loaders.
  */
 import { planner, type Planner } from "./topic-planner";
-import type { SyncContext, SyncPlan } from "./mappers/common";
+import type { SyncContext, SyncPlan } from "./plan-contract";
 import {
   checkoutPayload,
   consentUpdatePayload,

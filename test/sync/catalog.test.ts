@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { htmlToText } from "../../app/sync/mappers/products";
 import { SUBSCRIPTION_STATES } from "../../app/sync/mappers/subscriptions";
-import { mapAbandonedCheckout, planWebhook, type SyncPlan } from "../../app/sync/plan-webhook";
+import { mapAbandonedCheckout, planWebhook } from "../../app/sync/plan-webhook";
+import type { SyncPlan } from "../../app/sync/plan-contract";
 import { serviceCallSchema } from "../../app/services/marketing/schemas";
 import { eventOf, fixture, makeCtx, NOW, ops, run, runSequence, withCurrency, type Json } from "./fixtures";
 

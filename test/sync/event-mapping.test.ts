@@ -17,7 +17,8 @@ import {
   renderEventMapping,
   type FieldTable,
 } from "../../app/sync/event-mapping";
-import { mapAbandonedCheckout, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan-webhook";
+import { mapAbandonedCheckout } from "../../app/sync/plan-webhook";
+import type { ObjectSyncState, SyncPlan } from "../../app/sync/plan-contract";
 import { fixture, listFixtures, makeCtx, orderBody, orderLine, run, type Json } from "./fixtures";
 
 const doc = readFileSync(path.resolve(import.meta.dirname, "../../docs/event-mapping.md"), "utf8");

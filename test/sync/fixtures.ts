@@ -8,7 +8,8 @@ import { expect } from "vitest";
 import { serviceCallSchema, type ServiceCall } from "../../app/services/marketing/schemas";
 import { parseShopifyJson } from "../../app/sync/json";
 import { decide, type ObjectMemory } from "../../app/pipeline/decide";
-import { planWebhook, type ObjectSyncState, type SyncContext, type SyncPlan } from "../../app/sync/plan-webhook";
+import { planWebhook } from "../../app/sync/plan-webhook";
+import type { ObjectSyncState, SyncContext, SyncPlan } from "../../app/sync/plan-contract";
 import { normalizeTopic } from "../../app/sync/topics.server";
 import { defaultSettings, type ShopSettings } from "../../app/sync/settings";
 

@@ -3,7 +3,8 @@
  * serviceCallSchema, and the values a merchant would notice are what we expect.
  */
 import { describe, expect, it } from "vitest";
-import { planWebhook, type ObjectSyncState } from "../../app/sync/plan-webhook";
+import { planWebhook } from "../../app/sync/plan-webhook";
+import type { ObjectSyncState } from "../../app/sync/plan-contract";
 import { eventOf, expectValidCalls, fixture, listFixtures, makeCtx, ops, run, type Json } from "./fixtures";
 
 /** Prior order state so topics whose payload names no person (refund, edit, delete) can map. */

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { ZodError } from "zod";
-import { mapAbandonedCheckout, type AbandonedCheckoutSnapshot, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan-webhook";
+import { mapAbandonedCheckout } from "../../app/sync/plan-webhook";
+import type { AbandonedCheckoutSnapshot, ObjectSyncState, SyncPlan } from "../../app/sync/plan-contract";
 import { eventOf, fixture, makeCtx, NOW, run, type Json } from "../sync/fixtures";
 
 const CART = "eeafa272cebfd4b22385bc4b645e762c";

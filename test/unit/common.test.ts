@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  abandonedCheckoutSnapshotSchema,
   amount,
   cleanEmail,
   compact,
@@ -11,19 +10,23 @@ import {
   mapAddress,
   mapCartLines,
   mapOrderLines,
-  objectSyncStateSchema,
   personRef,
-  priorOf,
   productUrl,
   revenueHash,
   storeActorReferenceId,
-  type ObjectSyncState,
 } from "~/sync/mappers/common";
+import {
+  abandonedCheckoutSnapshotSchema,
+  objectSyncStateSchema,
+  priorOf,
+  type ObjectSyncState,
+} from "~/sync/plan-contract";
 import { address, cartLineItem, orderLineItem } from "~/sync/payloads";
 import { fixture, orderLine, type Json } from "../sync/fixtures";
 
 // The shared helpers every mapper builds its service calls with (app/sync/mappers/common.ts): what the
-// marketing service receives for a person, an address, a line, and what is remembered between deliveries.
+// marketing service receives for a person, an address, a line; and what is remembered between deliveries
+// (the state schemas of app/sync/plan-contract.ts).
 
 const STATES: ObjectSyncState[] = [
   {

@@ -18,7 +18,8 @@ import {
   type ConsentPhase,
   type IncomingState,
 } from "../../app/sync/consent";
-import { objectSyncStateSchema, planWebhook, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan-webhook";
+import { planWebhook } from "../../app/sync/plan-webhook";
+import { objectSyncStateSchema, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan-contract";
 import { customerWith, fixture, makeCtx, ops, upsertOf } from "../sync/fixtures";
 
 const T0 = "2026-01-01T00:00:00.000Z";

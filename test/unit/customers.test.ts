@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CustomerSyncState } from "~/sync/mappers/common";
+import type { CustomerSyncState } from "~/sync/plan-contract";
 import { customerWith, eventOf, fixture, makeCtx, NOW, ops, run, upsertOf, type Json } from "../sync/fixtures";
 
 // Shopify's sample customer (test/fixtures/shopify-webhooks/customers.update.json: Bob Biller,

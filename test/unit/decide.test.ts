@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { callKind, contentHash, decide, type ObjectMemory } from "~/pipeline/decide";
-import type { SyncPlan } from "~/sync/mappers/common";
+import type { SyncPlan } from "~/sync/plan-contract";
 import type { ServiceCall } from "~/services/marketing/schemas";
 
 // Loose literals: decide() reads only op/type/action/body, so the calls need not be full payloads.

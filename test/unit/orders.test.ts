@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { OrderSyncState } from "~/sync/mappers/common";
+import type { OrderSyncState } from "~/sync/plan-contract";
 import type { ShopSettings } from "~/sync/settings";
 import { eventOf, fixture, makeCtx, NOW, orderBody, orderLine, ops, run, type Json } from "../sync/fixtures";
 

@@ -4,7 +4,8 @@
  * not sync records, and the reason an invalid payload is recorded with. Pure: no database or server.
  */
 import { describe, expect, it } from "vitest";
-import { HANDLED_TOPICS, InvalidPayloadError, planWebhook, type ObjectSyncState, type SyncPlan } from "../../app/sync/plan-webhook";
+import { HANDLED_TOPICS, InvalidPayloadError, planWebhook } from "../../app/sync/plan-webhook";
+import type { ObjectSyncState, SyncPlan } from "../../app/sync/plan-contract";
 import { fixture, fixtureText, listFixtures, makeCtx, ops, upsertOf } from "../sync/fixtures";
 
 /** Shopify's sample customer (id 1 in the GraphQL-shaped samples) as already pushed to the service. */

@@ -4,7 +4,7 @@
  * (test/fixtures/shopify-webhooks/products.create.json: "Example T-Shirt", two variants at 19.99).
  */
 import { describe, expect, it } from "vitest";
-import type { ObjectSyncState } from "../../app/sync/plan-webhook";
+import type { ObjectSyncState } from "../../app/sync/plan-contract";
 import { htmlToText } from "../../app/sync/mappers/products";
 import { eventOf, fixture, makeCtx, NOW, ops, run, type Json } from "../sync/fixtures";
 

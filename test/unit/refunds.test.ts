@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { OrderSyncState } from "~/sync/mappers/common";
-import type { SyncPlan } from "~/sync/plan-webhook";
+import type { OrderSyncState, SyncPlan } from "~/sync/plan-contract";
 import { eventOf, fixture, FIXTURE_DIR, makeCtx, NOW, run, type Json } from "../sync/fixtures";
 
 // refunds/create (app/sync/mappers/refunds.ts) as the marketing service receives it: the custom event

@@ -6,8 +6,7 @@
  * billed every 4 weeks, no lines and no dates).
  */
 import { describe, expect, it } from "vitest";
-import type { ObjectSyncState, SyncPlan } from "../../app/sync/plan-webhook";
-import type { SubscriptionSyncState } from "../../app/sync/mappers/common";
+import type { ObjectSyncState, SubscriptionSyncState, SyncPlan } from "../../app/sync/plan-contract";
 import {
   customerSubscriptions,
   mapSubscription,

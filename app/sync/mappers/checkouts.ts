@@ -9,20 +9,15 @@
 import type { CartEvent, ServiceCall } from "../../services/marketing/schemas";
 import { fromMinor } from "../money";
 import type { CheckoutPayload } from "../payloads";
+import { cleanEmail, compact, currencyOf, eventCall, mapCartLines, personRef } from "./common";
 import {
   abandonedCheckoutSnapshotSchema,
-  cleanEmail,
-  compact,
-  currencyOf,
-  eventCall,
-  mapCartLines,
-  personRef,
   priorOf,
   type AbandonedCheckoutSnapshot,
   type CheckoutSyncState,
   type SyncContext,
   type SyncPlan,
-} from "./common";
+} from "../plan-contract";
 
 export function checkoutObjectKey(tokenOrId: string): string {
   return `checkout:${tokenOrId}`;

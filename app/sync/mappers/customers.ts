@@ -20,20 +20,8 @@ import type {
   PurchasingSummaryPayload,
   SegmentMembershipPayload,
 } from "../payloads";
-import {
-  amount,
-  cleanEmail,
-  compact,
-  currencyOf,
-  customerLinks,
-  eventCall,
-  mapAddress,
-  personRef,
-  priorOf,
-  type CustomerSyncState,
-  type SyncContext,
-  type SyncPlan,
-} from "./common";
+import { amount, cleanEmail, compact, currencyOf, customerLinks, eventCall, mapAddress, personRef } from "./common";
+import { priorOf, type CustomerSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 
 export function customerObjectKey(customerId: string): string {
   return `customer:${customerId}`;

@@ -16,12 +16,9 @@ import {
   mapAddress,
   mapOrderLines,
   personRef,
-  priorOf,
   revenueHash,
-  type OrderSyncState,
-  type SyncContext,
-  type SyncPlan,
 } from "./common";
+import { priorOf, type OrderSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 import { sumMinor, fromMinor } from "../money";
 
 export function orderObjectKey(orderId: string): string {

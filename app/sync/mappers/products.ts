@@ -8,18 +8,8 @@
 import type { ProductEvent, ProductVariant } from "../../services/marketing/schemas";
 import { compareMoney } from "../money";
 import type { ProductPayload } from "../payloads";
-import {
-  amount,
-  compact,
-  currencyOf,
-  eventCall,
-  priorOf,
-  productUrl,
-  storeActorReferenceId,
-  type ProductSyncState,
-  type SyncContext,
-  type SyncPlan,
-} from "./common";
+import { amount, compact, currencyOf, eventCall, productUrl, storeActorReferenceId } from "./common";
+import { priorOf, type ProductSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 
 export function productObjectKey(productId: string): string {
   return `product:${productId}`;

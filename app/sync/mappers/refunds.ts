@@ -7,7 +7,8 @@
 import type { CustomEvent, OrderEvent } from "../../services/marketing/schemas";
 import { compareMoney, fromMinor, minorToDecimal, sumMinor, toMinor } from "../money";
 import type { RefundPayload } from "../payloads";
-import { amount, compact, currencyOf, eventCall, personRef, priorOf, type SyncContext, type SyncPlan } from "./common";
+import { amount, compact, currencyOf, eventCall, personRef } from "./common";
+import { priorOf, type SyncContext, type SyncPlan } from "../plan-contract";
 import { orderObjectKey, TEST_ORDER } from "./orders";
 
 export const ORDER_REFUNDED_EVENT = "order_refunded";

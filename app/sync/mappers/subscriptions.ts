@@ -30,18 +30,8 @@ import type {
   SubscriptionBillingCyclePayload,
   SubscriptionContractPayload,
 } from "../payloads";
-import {
-  amount,
-  compact,
-  currencyOf,
-  eventCall,
-  lineUrl,
-  personRef,
-  priorOf,
-  type SubscriptionSyncState,
-  type SyncContext,
-  type SyncPlan,
-} from "./common";
+import { amount, compact, currencyOf, eventCall, lineUrl, personRef } from "./common";
+import { priorOf, type SubscriptionSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 
 interface StateEntry {
   /** The Shopify topics that report this state. */
