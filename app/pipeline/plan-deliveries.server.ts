@@ -6,26 +6,21 @@ import { shopContexts, type ShopContext } from "../shops/connection.server";
 import type { Installation } from "../shops/installation.server";
 import { parseShopifyJson } from "../sync/json";
 import type { ShopSettings } from "../sync/settings";
-import { planWebhook } from "../sync/plan-webhook";
-import {
-  objectSyncStateSchema,
-  type AbandonmentInstruction,
-  type SyncContext,
-  type SyncPlan,
-} from "../sync/plan-contract";
+import { readWebhook, type ReadWebhook } from "../sync/plan-webhook";
+import { objectSyncStateSchema, type AbandonmentInstruction, type SyncContext, type SyncPlan } from "../sync/plan-contract";
 import { BACKGROUND_SOURCES, SILENT_SOURCES, sourceSql } from "../sync/sources";
 import { kindOf, topicInfo, topicsWithRole } from "../sync/topics.server";
 import { applyAbandonment } from "./abandonment.server";
 import { claimCursor, claimRows, fairShareCandidates, nextCursor, setClaimCursor } from "./claim.server";
 import { bumpCounters, type CounterDelta } from "./counters.server";
 import { decide, type ObjectMemory } from "./decide";
-import { backoffMs, type PipelinePolicy } from "./policy";
+import { nextTry, type PipelinePolicy } from "./policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery, type DeliveryOutcome } from "./status";
 import { messageOf } from "../errors";
 
-/** A claimed delivery after the work that needs no database: parsing and a first plan. */
+/** A claimed delivery after the work that needs no database: parsing, and the keys its plan touches. */
 export type Prepared =
-  | { delivery: ClaimedDelivery; route: "sync"; body: unknown; objectKey: string; fresh: SyncPlan }
+  | { delivery: ClaimedDelivery; route: "sync"; body: unknown; objectKey: string; read: ReadWebhook }
   | { delivery: ClaimedDelivery; route: "lifecycle"; body: unknown }
   | { delivery: ClaimedDelivery; route: "compliance"; body: unknown }
   | { delivery: ClaimedDelivery; route: "bulk"; body: unknown }
@@ -179,19 +174,19 @@ function syncContext(c: ShopContext, now: Date): Omit<SyncContext, "prior"> {
 }
 
 /**
- * Parsing and the plan of an object with no prior state: its keys say what to lock and load, and
- * persist() keeps it as the plan when the object turns out to have no state. Never throws.
+ * Parsing, and the keys a sync delivery's plan touches (what to lock and load): the mapper runs
+ * once, in persist(), with the states loaded. Never throws.
  */
 function prepare(delivery: ClaimedDelivery, ctx: Omit<SyncContext, "prior">): Prepared {
   const role = topicInfo(delivery.topic)?.role;
   try {
     const body = parseShopifyJson(delivery.rawBody);
     if (role && role !== "sync") return { delivery, route: role, body };
-    const fresh = planWebhook(delivery.topic, body, { ...ctx, prior: null });
-    return { delivery, route: "sync", body, objectKey: fresh.objectKey, fresh };
+    const read = readWebhook(delivery.topic, body, ctx);
+    return { delivery, route: "sync", body, objectKey: read.keys.objectKey, read };
   } catch (error) {
-    // A body that does not parse or validate — or one that makes a mapper throw — is the
-    // delivery's fault, not the batch's: it is recorded as invalid, once.
+    // A body that does not parse or validate is the delivery's fault, not the batch's: it is
+    // recorded as invalid, once.
     return { delivery, route: "invalid", reason: messageOf(error) };
   }
 }
@@ -228,7 +223,7 @@ async function persist(
           const customer = customerOf(p);
           return [
             p.objectKey,
-            ...(p.fresh.relatedKeys ?? []),
+            ...(p.read.keys.relatedKeys ?? []),
             ...(customer && !p.objectKey.startsWith("customer:") ? [`customer:${customer}`] : []),
           ].map((k) => `${p.delivery.shop}|${k}`);
         }),
@@ -275,38 +270,32 @@ async function persist(
         continue;
       }
 
+      const key = `${delivery.shop}|${p.objectKey}`;
+      const memory = objects.get(key);
+      // State written by an older version of the mappers that no longer parses counts as none.
+      const prior = objectSyncStateSchema.safeParse(memory?.state);
+      const related = Object.fromEntries(
+        (p.read.keys.relatedKeys ?? []).map((k) => [k, objectSyncStateSchema.safeParse(objects.get(`${delivery.shop}|${k}`)?.state).data ?? null]),
+      );
+      const customer = customerOf(p);
+      const customerSubscriptions = customer ? subscriptionsOf(objects, delivery.shop, customer, p.objectKey) : [];
+      let plan: SyncPlan;
+      try {
+        plan = p.read.plan({ ...syncContext(shop, now), prior: prior.success ? prior.data : null, related, customerSubscriptions });
+        if (plan.objectKey !== p.objectKey) throw new Error(`planned as ${plan.objectKey}, locked as ${p.objectKey}: the topic's keys disagree with its mapper`);
+      } catch (error) {
+        // A mapper that throws on an object with no state throws on its body alone: recorded
+        // against no object, as a body that does not validate.
+        const none = !prior.success && Object.values(related).every((r) => r === null) && customerSubscriptions.length === 0;
+        finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: none ? null : p.objectKey });
+        continue;
+      }
       if (!shop.connected) {
         // Nothing piles up for a shop that never connected (a late connection would otherwise
         // fire months-old reminders): its first connection imports the history instead. Read
         // with the shop's context before the transaction: a connection made meanwhile imports
         // this too, and a disconnection is seen again when the calls are delivered.
         finished.push({ delivery, outcome: DELIVERY_OUTCOME.ignored, detail: NOT_CONNECTED, objectKey: p.objectKey });
-        continue;
-      }
-      const key = `${delivery.shop}|${p.objectKey}`;
-      const memory = objects.get(key);
-      let plan: SyncPlan;
-      try {
-        // State written by an older version of the mappers that no longer parses counts as none.
-        const prior = objectSyncStateSchema.safeParse(memory?.state);
-        const related = Object.fromEntries(
-          (p.fresh.relatedKeys ?? []).map((k) => [k, objectSyncStateSchema.safeParse(objects.get(`${delivery.shop}|${k}`)?.state).data ?? null]),
-        );
-        const customer = customerOf(p);
-        const customerSubscriptions = customer ? subscriptionsOf(objects, delivery.shop, customer, p.objectKey) : [];
-        // The first plan had no prior state, related states nor other contracts (the mappers read a
-        // missing one as none): when the object has none either, it is this plan.
-        const same = !prior.success && Object.values(related).every((r) => r === null) && customerSubscriptions.length === 0;
-        plan = same
-          ? p.fresh
-          : planWebhook(delivery.topic, p.body, {
-              ...syncContext(shop, now),
-              prior: prior.success ? prior.data : null,
-              related,
-              customerSubscriptions,
-            });
-      } catch (error) {
-        finished.push({ delivery, outcome: DELIVERY_OUTCOME.invalid, detail: messageOf(error), objectKey: p.objectKey });
         continue;
       }
       const decision = decide(SILENT_SOURCES.has(delivery.source) ? silenced(plan) : plan, memory);
@@ -362,7 +351,8 @@ async function persist(
  */
 async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unknown, policy: PipelinePolicy): Promise<void> {
   const message = messageOf(error);
-  const giveUp = d.attempts >= policy.maxPlanAttempts || isRefusedData(error);
+  const next = nextTry("planning", { attempts: d.attempts, permanent: isRefusedData(error) }, policy);
+  const giveUp = next.giveUp;
   logger().error({ shop: d.shop, topic: d.topic, deliveryId: d.id, attempt: d.attempts, err: message }, giveUp ? "planning failed; delivery recorded as invalid" : "planning failed; will retry");
   const fenced = `id = $1 AND "lockedBy" = $2 AND status = '${DELIVERY_STATUS.running}'`;
   await database()
@@ -372,7 +362,7 @@ async function releaseForRetry(workerId: string, d: ClaimedDelivery, error: unkn
              "finishedAt" = now(), "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${fenced}`
         : `UPDATE "WebhookDelivery" SET status = '${DELIVERY_STATUS.queued}', "runAt" = now() + ($4::int * interval '1 millisecond'),
              "outcomeDetail" = $3, "lockedBy" = NULL, "lockedUntil" = NULL WHERE ${fenced}`,
-      giveUp ? [d.id, workerId, `planning failed: ${message}`] : [d.id, workerId, message, backoffMs(d.attempts, policy)],
+      giveUp ? [d.id, workerId, `planning failed: ${message}`] : [d.id, workerId, message, next.delayMs],
     )
     .catch((e) => logger().error({ deliveryId: d.id, err: messageOf(e) }, "could not release a delivery; its lease will expire"));
 }
@@ -402,8 +392,7 @@ async function loadObjects(tx: SqlQueryable, keys: string[]): Promise<Map<string
 function customerOf(p: Prepared): string | null {
   if (p.route !== "sync") return null;
   if (p.objectKey.startsWith("customer:")) return p.objectKey.slice("customer:".length);
-  const state = p.fresh.nextState;
-  return p.objectKey.startsWith("subscription:") && state?.kind === "subscription" ? state.customerId : null;
+  return p.objectKey.startsWith("subscription:") ? (p.read.keys.customerId ?? null) : null;
 }
 
 /**

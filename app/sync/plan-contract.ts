@@ -162,7 +162,7 @@ export interface SyncPlan {
   abandonment?: AbandonmentInstruction;
   /** Why nothing (or less than usual) is sent. */
   skipped?: string;
-  /** Other objects whose state the plan reads (given as ctx.related when it is planned again). */
+  /** Other objects whose state the plan reads (locked and loaded with the object, given as ctx.related). */
   relatedKeys?: string[];
   /**
    * The plan reports one occurrence (a billing attempt, a status change): its calls are sent even

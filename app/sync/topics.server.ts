@@ -18,7 +18,7 @@
  * the toml and Shopify's metadata together. Server-only: the planners pull in every mapper; the
  * admin pages get labels as strings from their loaders.
  */
-import { planner, type Planner } from "./topic-planner";
+import { planner, type PlanKeys, type Planner } from "./topic-planner";
 import type { SyncContext, SyncPlan } from "./plan-contract";
 import {
   checkoutPayload,
@@ -40,6 +40,7 @@ import {
   type SubscriptionContractPayload,
 } from "./payloads";
 import {
+  customerObjectKey,
   mapConsentUpdate,
   mapCustomerAccount,
   mapCustomerDelete,
@@ -49,11 +50,11 @@ import {
   mapPurchasingSummary,
   mapSegmentMembership,
 } from "./mappers/customers";
-import { mapOrder, mapOrderDelete, mapOrderEdited } from "./mappers/orders";
+import { mapOrder, mapOrderDelete, mapOrderEdited, orderObjectKey } from "./mappers/orders";
 import { mapRefund } from "./mappers/refunds";
-import { mapProduct, mapProductDelete } from "./mappers/products";
-import { mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
-import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription } from "./mappers/subscriptions";
+import { mapProduct, mapProductDelete, productObjectKey } from "./mappers/products";
+import { checkoutKey, checkoutObjectKey, mapCheckout, mapCheckoutDelete } from "./mappers/checkouts";
+import { mapBillingAttempt, mapBillingCycleSkip, mapSubscription, subscriptionObjectKey } from "./mappers/subscriptions";
 
 export type TopicRole = "sync" | "lifecycle" | "compliance" | "bulk";
 export type ObjectKind =
@@ -118,40 +119,61 @@ const throughAdminApi = (entry: SyncTopicEntry): SyncTopicEntry => ({ ...entry, 
 const lifecycle = (label: string, bodyShopFields: readonly string[]) => ({ kind: "app", role: "lifecycle", label, bodyShopFields }) as const;
 const compliance = (label: string) => ({ kind: "privacy", role: "compliance", label, bodyShopFields: ["shop_domain"] }) as const;
 
-const contract = planner(subscriptionContractPayload, (s: SubscriptionContractPayload, ctx: SyncContext, topic: string): SyncPlan => mapSubscription(topic, s, ctx));
-const billingAttempt = planner(subscriptionBillingAttemptPayload, (a: SubscriptionBillingAttemptPayload, ctx: SyncContext, topic: string) => mapBillingAttempt(topic, a, ctx));
+/*
+ * The keys each mapper's plan has, read from the payload alone (test/sync/plan-keys.test.ts holds
+ * them to the mappers): planning locks and loads them, then runs the mapper once.
+ */
+const customer = (id: string): PlanKeys => ({ objectKey: customerObjectKey(id) });
+const order = (id: string): PlanKeys => ({ objectKey: orderObjectKey(id) });
+const product = (id: string): PlanKeys => ({ objectKey: productObjectKey(id) });
+const checkout = (ch: Parameters<typeof checkoutKey>[0]): PlanKeys => ({ objectKey: checkoutObjectKey(checkoutKey(ch)) });
+const subscription = (id: string): PlanKeys => ({ objectKey: subscriptionObjectKey(id) });
+// A segment the shop does not mirror is planned as nothing, under the segment's key.
+const membership = (p: { segment_id: string; customer_id: string }, ctx: Omit<SyncContext, "prior">): PlanKeys =>
+  ctx.segmentTags?.[p.segment_id] ? customer(p.customer_id) : { objectKey: `segment:${p.segment_id}` };
+
+const contract = planner(
+  subscriptionContractPayload,
+  (s: SubscriptionContractPayload, ctx: SyncContext, topic: string): SyncPlan => mapSubscription(topic, s, ctx),
+  (s) => ({ ...subscription(s.id), customerId: s.customer_id ?? null }),
+);
+const billingAttempt = planner(
+  subscriptionBillingAttemptPayload,
+  (a: SubscriptionBillingAttemptPayload, ctx: SyncContext, topic: string) => mapBillingAttempt(topic, a, ctx),
+  (a) => subscription(a.subscription_contract_id),
+);
 
 /** Adding a topic: one line here, and the topic in shopify.app.toml (or `throughAdminApi`, where Shopify's metadata says graphql only). */
 export const TOPICS = {
-  "customers/create": sync("customer", "New customer", planner(customerPayload, (c, ctx) => mapCustomerUpsert("created", c, ctx)), "Customer without consent"),
-  "customers/update": sync("customer", "Customer updated", planner(customerPayload, (c, ctx) => mapCustomerUpsert("updated", c, ctx)), "Customer without consent"),
-  "customers/delete": sync("customer", "Customer deleted", planner(customerPayload, mapCustomerDelete)),
-  "customers/enable": sync("customer", "Customer account enabled", planner(customerPayload, (c, ctx) => mapCustomerAccount("enabled", c, ctx))),
-  "customers/disable": sync("customer", "Customer account disabled", planner(customerPayload, (c, ctx) => mapCustomerAccount("disabled", c, ctx))),
-  "customers_email_marketing_consent/update": sync("customer", "Email consent changed", planner(consentUpdatePayload, mapConsentUpdate), "Customer"),
-  "customers/merge": sync("customer", "Customers merged", planner(customerMergePayload, mapCustomerMerge)),
-  "customers/purchasing_summary": sync("customer", "Customer purchase totals", planner(purchasingSummaryPayload, mapPurchasingSummary), "Customer"),
-  "customer.tags_added": sync("customer", "Customer tags added", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("add", p, ctx)), "Customer"),
-  "customer.tags_removed": sync("customer", "Customer tags removed", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("remove", p, ctx)), "Customer"),
+  "customers/create": sync("customer", "New customer", planner(customerPayload, (c, ctx) => mapCustomerUpsert("created", c, ctx), (c) => customer(c.id)), "Customer without consent"),
+  "customers/update": sync("customer", "Customer updated", planner(customerPayload, (c, ctx) => mapCustomerUpsert("updated", c, ctx), (c) => customer(c.id)), "Customer without consent"),
+  "customers/delete": sync("customer", "Customer deleted", planner(customerPayload, mapCustomerDelete, (c) => customer(c.id))),
+  "customers/enable": sync("customer", "Customer account enabled", planner(customerPayload, (c, ctx) => mapCustomerAccount("enabled", c, ctx), (c) => customer(c.id))),
+  "customers/disable": sync("customer", "Customer account disabled", planner(customerPayload, (c, ctx) => mapCustomerAccount("disabled", c, ctx), (c) => customer(c.id))),
+  "customers_email_marketing_consent/update": sync("customer", "Email consent changed", planner(consentUpdatePayload, mapConsentUpdate, (p) => customer(p.customer_id)), "Customer"),
+  "customers/merge": sync("customer", "Customers merged", planner(customerMergePayload, mapCustomerMerge, (p) => ({ ...customer(p.admin_graphql_api_customer_deleted_id), relatedKeys: [customerObjectKey(p.admin_graphql_api_customer_kept_id)] }))),
+  "customers/purchasing_summary": sync("customer", "Customer purchase totals", planner(purchasingSummaryPayload, mapPurchasingSummary, (p) => customer(p.customerId)), "Customer"),
+  "customer.tags_added": sync("customer", "Customer tags added", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("add", p, ctx), (p) => customer(p.customerId)), "Customer"),
+  "customer.tags_removed": sync("customer", "Customer tags removed", planner(customerTagsPayload, (p, ctx) => mapCustomerTags("remove", p, ctx), (p) => customer(p.customerId)), "Customer"),
   // Looked up only for segments the shop mirrors: any other segment's plan names no customer.
   // Subscribed while the shop mirrors a segment (app/segments/webhook-subscriptions.server.ts).
-  "customer.joined_segment": throughAdminApi(sync("customer", "Customer joined a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("joined", m, ctx)), "Customer")),
-  "customer.left_segment": throughAdminApi(sync("customer", "Customer left a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("left", m, ctx)), "Customer")),
-  "orders/create": sync("order", "New order", planner(orderPayload, (o, ctx) => mapOrder("create", o, ctx))),
-  "orders/updated": sync("order", "Order updated", planner(orderPayload, (o, ctx) => mapOrder("updated", o, ctx))),
-  "orders/paid": sync("order", "Order paid", planner(orderPayload, (o, ctx) => mapOrder("paid", o, ctx))),
-  "orders/fulfilled": sync("order", "Order fulfilled", planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx))),
-  "orders/partially_fulfilled": sync("order", "Order partly fulfilled", planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx))),
-  "orders/cancelled": sync("order", "Order cancelled", planner(orderPayload, (o, ctx) => mapOrder("cancelled", o, ctx))),
-  "orders/edited": sync("order", "Order edited", planner(orderEditedPayload, mapOrderEdited), "Order"),
-  "orders/delete": sync("order", "Order deleted", planner(deletePayload, (d, ctx) => mapOrderDelete(d.id, ctx))),
-  "refunds/create": sync("order", "Refund", planner(refundPayload, mapRefund), "Order"),
-  "products/create": sync("product", "New product", planner(productPayload, (p, ctx) => mapProduct("create", p, ctx)), "Variants"),
-  "products/update": sync("product", "Product updated", planner(productPayload, (p, ctx) => mapProduct("update", p, ctx)), "Variants"),
-  "products/delete": sync("product", "Product deleted", planner(deletePayload, (d, ctx) => mapProductDelete(d.id, ctx))),
-  "checkouts/create": sync("checkout", "New checkout", planner(checkoutPayload, mapCheckout)),
-  "checkouts/update": sync("checkout", "Checkout updated", planner(checkoutPayload, mapCheckout)),
-  "checkouts/delete": sync("checkout", "Checkout deleted", planner(checkoutPayload, mapCheckoutDelete)),
+  "customer.joined_segment": throughAdminApi(sync("customer", "Customer joined a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("joined", m, ctx), membership), "Customer")),
+  "customer.left_segment": throughAdminApi(sync("customer", "Customer left a segment", planner(segmentMembershipPayload, (m, ctx) => mapSegmentMembership("left", m, ctx), membership), "Customer")),
+  "orders/create": sync("order", "New order", planner(orderPayload, (o, ctx) => mapOrder("create", o, ctx), (o) => order(o.id))),
+  "orders/updated": sync("order", "Order updated", planner(orderPayload, (o, ctx) => mapOrder("updated", o, ctx), (o) => order(o.id))),
+  "orders/paid": sync("order", "Order paid", planner(orderPayload, (o, ctx) => mapOrder("paid", o, ctx), (o) => order(o.id))),
+  "orders/fulfilled": sync("order", "Order fulfilled", planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx), (o) => order(o.id))),
+  "orders/partially_fulfilled": sync("order", "Order partly fulfilled", planner(orderPayload, (o, ctx) => mapOrder("fulfilled", o, ctx), (o) => order(o.id))),
+  "orders/cancelled": sync("order", "Order cancelled", planner(orderPayload, (o, ctx) => mapOrder("cancelled", o, ctx), (o) => order(o.id))),
+  "orders/edited": sync("order", "Order edited", planner(orderEditedPayload, mapOrderEdited, (p) => order(p.order_edit.order_id)), "Order"),
+  "orders/delete": sync("order", "Order deleted", planner(deletePayload, (d, ctx) => mapOrderDelete(d.id, ctx), (d) => order(d.id))),
+  "refunds/create": sync("order", "Refund", planner(refundPayload, mapRefund, (r) => order(r.order_id)), "Order"),
+  "products/create": sync("product", "New product", planner(productPayload, (p, ctx) => mapProduct("create", p, ctx), (p) => product(p.id)), "Variants"),
+  "products/update": sync("product", "Product updated", planner(productPayload, (p, ctx) => mapProduct("update", p, ctx), (p) => product(p.id)), "Variants"),
+  "products/delete": sync("product", "Product deleted", planner(deletePayload, (d, ctx) => mapProductDelete(d.id, ctx), (d) => product(d.id))),
+  "checkouts/create": sync("checkout", "New checkout", planner(checkoutPayload, mapCheckout, checkout)),
+  "checkouts/update": sync("checkout", "Checkout updated", planner(checkoutPayload, mapCheckout, checkout)),
+  "checkouts/delete": sync("checkout", "Checkout deleted", planner(checkoutPayload, mapCheckoutDelete, checkout)),
   "subscription_contracts/create": sync("subscription", "New subscription", contract, "Contract contents"),
   "subscription_contracts/update": sync("subscription", "Subscription updated", contract, "Contract contents"),
   "subscription_contracts/activate": sync("subscription", "Subscription activated", contract, "Contract contents"),
@@ -162,7 +184,7 @@ export const TOPICS = {
   "subscription_billing_attempts/success": sync("subscription", "Subscription renewed", billingAttempt),
   "subscription_billing_attempts/failure": sync("subscription", "Subscription payment failed", billingAttempt),
   "subscription_billing_attempts/challenged": sync("subscription", "Subscription payment needs the customer's confirmation", billingAttempt),
-  "subscription_billing_cycles/skip": sync("subscription", "Subscription delivery skipped", planner(subscriptionBillingCyclePayload, mapBillingCycleSkip)),
+  "subscription_billing_cycles/skip": sync("subscription", "Subscription delivery skipped", planner(subscriptionBillingCyclePayload, mapBillingCycleSkip, (c) => subscription(c.subscription_contract_id))),
   "app/uninstalled": lifecycle("App uninstalled", ["myshopify_domain", "domain"]),
   "app/scopes_update": lifecycle("App permissions changed", ["shop_domain", "myshopify_domain", "domain"]),
   "customers/data_request": compliance("Customer data request"),

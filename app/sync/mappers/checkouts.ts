@@ -23,7 +23,8 @@ export function checkoutObjectKey(tokenOrId: string): string {
   return `checkout:${tokenOrId}`;
 }
 
-function checkoutKey(ch: CheckoutPayload): string {
+/** The token a checkout is known by (its object key's id). */
+export function checkoutKey(ch: CheckoutPayload): string {
   return (ch.token ?? ch.id ?? ch.cart_token) as string;
 }
 
