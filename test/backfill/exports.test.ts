@@ -83,9 +83,12 @@ describe.each([process.env.TEST_DATABASE_URL ? "postgres" : "pglite"] as const)(
   it("an import that replaces one (a reconnection) cancels the replaced one's export and starts its own at once", async () => {
     const shop = newShop("replace");
     await install(h, shop);
-    await requestBackfill(shop, { kinds: ["customers"] });
+    const first = await requestBackfill(shop, { kinds: ["customers"] });
     h.startWorkers(1, FAST_POLICY);
     const old = await until("the first export", async () => exportsOf(shop)[0]);
+    // Replaced once the first run has saved its export's id: before that, Shopify has an export the
+    // run cannot name yet, and the new run takes it over instead (the last test of this block).
+    await until("the first run to save its export", async () => (await h.app.db.prisma.backfillRun.findUniqueOrThrow({ where: { id: first.id } })).bulkOperationId);
     // The merchant reconnects (connection.server.ts startHistoryBackfill): the running import is replaced.
     const { id } = await requestBackfill(shop, { kinds: ["customers"] }, { replacing: "replaced by the import of the reconnection" });
     const mine = await until("the new import's export", async () => exportsOf(shop)[1], 15_000);
