@@ -49,6 +49,25 @@ export default tseslint.config(
     },
   },
   {
+    // One Admin API client (app/shopify/admin-api.server.ts): every call gets the shop's cost
+    // budget, THROTTLED retries, the timeout and the same errors, in a request or in the background.
+    files: ["app/**/*.{ts,tsx}"],
+    ignores: ["app/shopify/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='graphql']",
+          message: "Admin API calls go through app/shopify/admin-api.server.ts (adminQuery or adminData with the session's shop), not a client's .graphql().",
+        },
+        {
+          selector: "MemberExpression[property.name='Graphql']",
+          message: "Admin API calls go through app/shopify/admin-api.server.ts (adminQuery or adminData), not a GraphQL client of their own.",
+        },
+      ],
+    },
+  },
+  {
     files: ["dev/**"],
     rules: {
       "no-restricted-imports": [

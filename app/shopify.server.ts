@@ -36,8 +36,9 @@ const shopify = shopifyApp({
     },
   },
   hooks: {
-    afterAuth: async ({ session, admin }) => {
-      if (!session.isOnline) await recordInstall(session.shop, session.scope, admin);
+    // The offline session is stored before this runs: the profile lookup reads it (app/shopify/admin-api.server.ts).
+    afterAuth: async ({ session }) => {
+      if (!session.isOnline) await recordInstall(session.shop, session.scope, { askShopify: true });
     },
   },
 });

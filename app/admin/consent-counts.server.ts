@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
+import { adminData, MERCHANT_WAITING } from "../shopify/admin-api.server";
 import type { ShopifyConsentCounts } from "./ConsentChoice";
-import type { AdminGraphql } from "./store-zone.server";
 
 /**
  * How many of the store's customers Shopify shows in each email-marketing state, for the consent
@@ -19,12 +19,12 @@ const CONSENT_COUNTS_QUERY = `#graphql
   }`;
 
 const count = z.object({ totalCount: z.number().int().nonnegative() });
-const answerSchema = z.object({ data: z.object({ subscribed: count, pending: count, notSubscribed: count, unsubscribed: count }) });
+const answerSchema = z.object({ subscribed: count, pending: count, notSubscribed: count, unsubscribed: count });
 
 /** The counts, or null when Shopify cannot be asked (the page then says so instead of guessing). */
-export async function shopifyConsentCounts(admin: AdminGraphql, shop: string): Promise<ShopifyConsentCounts | null> {
+export async function shopifyConsentCounts(shop: string): Promise<ShopifyConsentCounts | null> {
   try {
-    const { data } = answerSchema.parse(await (await admin.graphql(CONSENT_COUNTS_QUERY, { signal: AbortSignal.timeout(10_000) })).json());
+    const data = await adminData(shop, answerSchema, CONSENT_COUNTS_QUERY, {}, MERCHANT_WAITING);
     return {
       subscribed: data.subscribed.totalCount,
       pending: data.pending.totalCount,

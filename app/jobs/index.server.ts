@@ -34,14 +34,11 @@ export type { Worker } from "../pipeline/runner.server";
 /** The 30-day chart plus a day of margin. */
 const COUNTER_HISTORY_DAYS = 31;
 
-/** The Remix app, loaded on first use: the worker's modules must not configure it when imported. */
-const shopifyApp = () => import("../shopify.server");
-
 /** The topics planning hands on, by role, and the look-ups that complete a batch first. */
 export const TOPIC_HANDLERS: TopicHandlers = {
   completeWebhooks,
   fetchUnknownObjects,
-  confirmLifecycle: (deliveries) => confirmLifecycle(deliveries, (shop) => checkInstallation(shop, shopifyApp)),
+  confirmLifecycle: (deliveries) => confirmLifecycle(deliveries, checkInstallation),
   confirmConsentOrigin,
   lifecycle: handleLifecycle,
   compliance: handleCompliance,

@@ -11,6 +11,7 @@ import { logger } from "../logger.server";
 import { isMarketingServiceError } from "../services/marketing/marketing-error";
 import { emailSchema, personStatusFilters, type PaginationMeta, type PeopleListFilters, type Person, type PersonEventRecord } from "../services/marketing/schemas";
 import { messageOf } from "../errors";
+import { adminData, MERCHANT_WAITING } from "../shopify/admin-api.server";
 import { eventFilterName, eventLabel, eventSummary, fieldLabel } from "../admin/event-words";
 
 const PER_PAGE = 25;
@@ -239,14 +240,10 @@ export async function personPage(shop: string, rawIdOrEmail: string | undefined,
 
 // ------------------------------------------------------------------ from a Shopify customer
 
-export interface AdminGraphql {
-  graphql(query: string, options?: { variables?: Record<string, unknown>; signal?: AbortSignal }): Promise<Response>;
-}
-
 const CUSTOMER_EMAIL_QUERY = `#graphql
   query CustomerEmail($id: ID!) { customer(id: $id) { defaultEmailAddress { emailAddress } } }`;
 const customerEmailAnswer = z.object({
-  data: z.object({ customer: z.object({ defaultEmailAddress: z.object({ emailAddress: z.string().nullish() }).nullish() }).nullable() }),
+  customer: z.object({ defaultEmailAddress: z.object({ emailAddress: z.string().nullish() }).nullish() }).nullable(),
 });
 
 /** The admin link passes the customer's numeric id (or its GraphQL id). */
@@ -257,7 +254,7 @@ export type CustomerLookup =
   | { kind: "bad_id" | "no_customer" | "no_email" | "not_in_service" | "unavailable"; email?: string; service?: ReturnType<typeof noServiceView>; problem?: ServiceProblem };
 
 /** Finds the person page of a Shopify customer: their email through the Admin API, then the service. */
-export async function personForCustomer(shop: string, admin: AdminGraphql, rawId: string | null | undefined): Promise<CustomerLookup> {
+export async function personForCustomer(shop: string, rawId: string | null | undefined): Promise<CustomerLookup> {
   const id = customerIdSchema.safeParse(rawId ?? "");
   if (!id.success) return { kind: "bad_id" };
   const gid = id.data.startsWith("gid://") ? id.data : `gid://shopify/Customer/${id.data}`;
@@ -265,9 +262,9 @@ export async function personForCustomer(shop: string, admin: AdminGraphql, rawId
   if (noService(access)) return { kind: "unavailable", service: noServiceView(access) };
   let email: string | null | undefined;
   try {
-    const answer = customerEmailAnswer.parse(await (await admin.graphql(CUSTOMER_EMAIL_QUERY, { variables: { id: gid }, signal: AbortSignal.timeout(10_000) })).json());
-    if (!answer.data.customer) return { kind: "no_customer" };
-    email = answer.data.customer.defaultEmailAddress?.emailAddress;
+    const { customer } = await adminData(shop, customerEmailAnswer, CUSTOMER_EMAIL_QUERY, { id: gid }, MERCHANT_WAITING);
+    if (!customer) return { kind: "no_customer" };
+    email = customer.defaultEmailAddress?.emailAddress;
   } catch (error) {
     logger().warn({ shop, err: messageOf(error) }, "customer email lookup failed");
     return { kind: "unavailable", problem: { kind: "shopify", title: "Shopify did not answer", message: "The customer could not be read from Shopify. Please try again." } };

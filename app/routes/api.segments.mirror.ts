@@ -38,11 +38,11 @@ export const loader = async ({ request }: LoaderFunctionArgs) => {
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
-  const { admin, session, cors } = await authenticateExtension(request);
+  const { session, cors } = await authenticateExtension(request);
   if (request.method !== "POST") return cors(answer(405, { ok: false, error: "POST only." }));
   const body = bodySchema.safeParse(await request.json().catch(() => null));
   if (!body.success) return cors(answer(400, { ok: false, error: body.error.issues[0]?.message ?? "Expected {\"segmentId\": \"gid://shopify/Segment/<id>\"}." }));
-  const result = await mirrorSegment(admin, session.shop, body.data.segmentId);
+  const result = await mirrorSegment(session.shop, body.data.segmentId);
   if (result.ok) return cors(answer(200, { ok: true, segment: result.segment, added: result.added }));
   return cors(answer(result.reason === "unknown_segment" ? 404 : 502, { ok: false, error: result.error }));
 };

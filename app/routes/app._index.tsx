@@ -36,10 +36,10 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Sync health · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const [view, zone, home, signups, settings] = await Promise.all([
     healthView(session.shop),
-    storeTimeZone(admin, session.shop),
+    storeTimeZone(session.shop),
     homeOverview(session.shop),
     signupStatus(session.shop),
     loadSettings(session.shop),

@@ -12,13 +12,13 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Activity · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const url = new URL(request.url);
   const search = (url.searchParams.get("q") ?? "").slice(0, 200);
   const before = url.searchParams.get("before") ?? undefined;
   const [shop, zone, activity] = await Promise.all([
     describeShop(session.shop),
-    storeTimeZone(admin, session.shop),
+    storeTimeZone(session.shop),
     recentActivity(session.shop, { search, before }),
   ]);
   return { search, zone, notConnected: shop.state === "not_connected" || shop.state === "not_installed", ...activity };

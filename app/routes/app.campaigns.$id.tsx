@@ -18,11 +18,11 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Campaign · Marketing Sync" }];
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
-  const { session, admin } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const access = await serviceAccess(session.shop);
   // Schedules are picked and shown in the store's zone, as dates on every other admin page (the
   // marketing account's zone only when Shopify cannot say); the form carries the zone it showed.
-  const zone = await storeTimeZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
+  const zone = await storeTimeZone(session.shop, access.state === "connected" ? access.accountTimezone : null);
   const page = await campaignPage(session.shop, params.id, zone);
   if (page.notFound) throw new Response("Campaign not found", { status: 404 });
   return page;

@@ -26,11 +26,11 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Campaigns · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session, admin } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const access = await serviceAccess(session.shop);
   // Schedules are picked and shown in the store's zone, as dates on every other admin page (the
   // marketing account's zone only when Shopify cannot say); the form carries the zone it showed.
-  const zone = await storeTimeZone(admin, session.shop, access.state === "connected" ? access.accountTimezone : null);
+  const zone = await storeTimeZone(session.shop, access.state === "connected" ? access.accountTimezone : null);
   return campaignsPage(session.shop, new URL(request.url).searchParams, zone);
 };
 

@@ -34,16 +34,16 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Connection · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const [shop, history, zone, ordersWindow, settings] = await Promise.all([
     describeShop(session.shop),
     historyView(session.shop),
-    storeTimeZone(admin, session.shop),
+    storeTimeZone(session.shop),
     orderWindow(session.shop),
     loadSettings(session.shop),
   ]);
   // Before the first connection the merchant chooses the consent mode, with this store's numbers.
-  const consentCounts = shop.account ? null : await shopifyConsentCounts(admin, session.shop);
+  const consentCounts = shop.account ? null : await shopifyConsentCounts(session.shop);
   return { ...shop, optInMode: settings.optInMode, signupsToShopify: settings.signupsToShopify, consentCounts, pausedAt: shop.pausedAt?.toISOString() ?? null, connectedAt: shop.connectedAt?.toISOString() ?? null, history, zone, ordersWindow };
 };
 

@@ -13,8 +13,8 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Person · Marketing Sync" }];
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
-  const { session, admin } = await authenticate.admin(request);
-  const [page, zone] = await Promise.all([personPage(session.shop, params.idOrEmail, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
+  const { session } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([personPage(session.shop, params.idOrEmail, new URL(request.url).searchParams), storeTimeZone(session.shop)]);
   if (page.notFound) throw new Response("Person not found", { status: 404 });
   return { ...page, zone };
 };

@@ -23,8 +23,8 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "People · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session, admin } = await authenticate.admin(request);
-  const [page, zone] = await Promise.all([peoplePage(session.shop, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
+  const { session } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([peoplePage(session.shop, new URL(request.url).searchParams), storeTimeZone(session.shop)]);
   return { ...page, zone };
 };
 

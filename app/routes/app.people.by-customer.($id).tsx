@@ -11,8 +11,8 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Person · Marketing Sync" }];
 
 export const loader = async ({ request, params }: LoaderFunctionArgs) => {
-  const { session, admin } = await authenticate.admin(request);
-  return personForCustomer(session.shop, admin, params.id ?? new URL(request.url).searchParams.get("id"));
+  const { session } = await authenticate.admin(request);
+  return personForCustomer(session.shop, params.id ?? new URL(request.url).searchParams.get("id"));
 };
 
 const MESSAGES = {

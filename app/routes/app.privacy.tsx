@@ -15,8 +15,8 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Privacy · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
-  const [requests, zone, settings] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(admin, session.shop), loadSettings(session.shop)]);
+  const { session } = await authenticate.admin(request);
+  const [requests, zone, settings] = await Promise.all([dataRequestRows(session.shop), storeTimeZone(session.shop), loadSettings(session.shop)]);
   return { shop: session.shop, requests, zone, eraseContactOnRedact: settings.eraseContactOnRedact };
 };
 

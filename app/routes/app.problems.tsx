@@ -25,11 +25,11 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Problems · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const search = (new URL(request.url).searchParams.get("q") ?? "").slice(0, 200);
   const [shop, zone, problems, retrying, unprocessed, replayed] = await Promise.all([
     describeShop(session.shop),
-    storeTimeZone(admin, session.shop),
+    storeTimeZone(session.shop),
     listProblems(session.shop, { search }),
     listRetrying(session.shop, { search, limit: 10 }),
     // Not searchable (nothing was sent): shown only without a search.

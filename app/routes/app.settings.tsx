@@ -17,21 +17,21 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Settings · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const [settings, consentCounts, segments, signups] = await Promise.all([
     loadSettings(session.shop),
-    shopifyConsentCounts(admin, session.shop),
-    segmentChoices(admin, session.shop),
+    shopifyConsentCounts(session.shop),
+    segmentChoices(session.shop),
     signupStatus(session.shop),
   ]);
   return { settings, consentCounts, segments, signups };
 };
 
 export const action = async ({ request }: ActionFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
+  const { session } = await authenticate.admin(request);
   const form = await request.formData();
   // The segments section posts on its own (a fetcher): SegmentSettings shows its answer.
-  if (form.get("intent") === SEGMENTS_INTENT) return saveSegmentChoice(admin, session.shop, form);
+  if (form.get("intent") === SEGMENTS_INTENT) return saveSegmentChoice(session.shop, form);
   if (form.get("intent") === SEGMENT_IMPORT_RETRY_INTENT) return retryMemberImport(session.shop, form);
   return settingsAnswer(await saveSettings(session.shop, form));
 };

@@ -12,8 +12,8 @@ import { syncTracker } from "~/storefront/tracker.server";
 export const meta: MetaFunction = () => [{ title: "Storefront · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { admin, session } = await authenticate.admin(request);
-  const [overview, zone] = await Promise.all([storefrontOverview(session.shop), storeTimeZone(admin, session.shop)]);
+  const { session } = await authenticate.admin(request);
+  const [overview, zone] = await Promise.all([storefrontOverview(session.shop), storeTimeZone(session.shop)]);
   return { ...overview, zone };
 };
 

@@ -11,8 +11,8 @@ import { authenticate } from "~/shopify.server";
 export const meta: MetaFunction = () => [{ title: "Templates · Marketing Sync" }];
 
 export const loader = async ({ request }: LoaderFunctionArgs) => {
-  const { session, admin } = await authenticate.admin(request);
-  const [page, zone] = await Promise.all([templatesPage(session.shop, new URL(request.url).searchParams), storeTimeZone(admin, session.shop)]);
+  const { session } = await authenticate.admin(request);
+  const [page, zone] = await Promise.all([templatesPage(session.shop, new URL(request.url).searchParams), storeTimeZone(session.shop)]);
   return { ...page, zone };
 };
 

@@ -20,20 +20,14 @@ import { z } from "zod";
 import { prisma } from "../db.server";
 import { messageOf } from "../errors";
 import { logger } from "../logger.server";
+import { adminData, MERCHANT_WAITING } from "../shopify/admin-api.server";
 import { gidNumber } from "../sync/payloads";
 import { importOutcomes, type ImportOutcome } from "./import-outcome.server";
 import { retrySegmentImport } from "./member-import.server";
 import { syncSegmentSubscriptions } from "./webhook-subscriptions.server";
 
-/** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
-export interface SegmentsAdmin {
-  graphql(query: string, options?: { variables?: Record<string, unknown>; signal?: AbortSignal }): Promise<Response>;
-}
-
 /** Pages read at most (1,000 segments); a store with more is told so. */
 const MAX_PAGES = 4;
-/** Page loads must not hang on Shopify. */
-const TIMEOUT_MS = 8_000;
 
 // 250 segments a page: 2 + 250 × 1 = 252 of the 1,000-point query limit (page size written in, so
 // test/foundation/admin-graphql.test.ts can cost it).
@@ -46,11 +40,9 @@ const SEGMENTS_QUERY = `#graphql
   }`;
 
 const segmentsAnswer = z.object({
-  data: z.object({
-    segments: z.object({
-      nodes: z.array(z.object({ id: z.string(), name: z.string() })),
-      pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable() }),
-    }),
+  segments: z.object({
+    nodes: z.array(z.object({ id: z.string(), name: z.string() })),
+    pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable() }),
   }),
 });
 
@@ -95,14 +87,13 @@ export function segmentTag(name: string): string {
 }
 
 /** The store's segments from the Admin API, oldest first; throws when Shopify cannot be asked. */
-export async function listShopSegments(admin: SegmentsAdmin): Promise<{ segments: ShopSegment[]; truncated: boolean }> {
+export async function listShopSegments(shop: string): Promise<{ segments: ShopSegment[]; truncated: boolean }> {
   const segments: ShopSegment[] = [];
   let after: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const response = await admin.graphql(SEGMENTS_QUERY, { variables: { after }, signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const answer = segmentsAnswer.parse(await response.json());
-    segments.push(...answer.data.segments.nodes);
-    const info = answer.data.segments.pageInfo;
+    const answer: z.infer<typeof segmentsAnswer> = await adminData(shop, segmentsAnswer, SEGMENTS_QUERY, { after }, MERCHANT_WAITING);
+    segments.push(...answer.segments.nodes);
+    const info = answer.segments.pageInfo;
     if (!info.hasNextPage || !info.endCursor) return { segments, truncated: false };
     after = info.endCursor;
   }
@@ -127,15 +118,15 @@ export async function mirroredSegments(shop: string): Promise<MirroredSegmentRow
  * segment-topic subscriptions are checked too (one read; created only when missing): Shopify drops
  * them with an uninstall, and the picks outlive it.
  */
-export async function segmentChoices(admin: SegmentsAdmin, shop: string): Promise<SegmentChoices> {
+export async function segmentChoices(shop: string): Promise<SegmentChoices> {
   const picked = await mirroredSegments(shop);
   if (picked.length) {
-    await syncSegmentSubscriptions(admin, true).catch((error: unknown) =>
+    await syncSegmentSubscriptions(shop, true).catch((error: unknown) =>
       logger().warn({ shop, err: messageOf(error) }, "could not check the segment webhook subscriptions"),
     );
   }
   try {
-    const { segments, truncated } = await listShopSegments(admin);
+    const { segments, truncated } = await listShopSegments(shop);
     return { available: segments, truncated, problem: null, picked };
   } catch (error) {
     logger().warn({ shop, err: messageOf(error) }, "could not list the store's segments");
@@ -153,7 +144,7 @@ const pickSchema = z.array(z.string().trim().regex(/^gid:\/\/shopify\/Segment\/\
  * renamed since it was picked may have left its old name's tag to another). A segment must be one
  * of the store's (listed now) or already picked (deleted in Shopify since: it can still be kept).
  */
-export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form: FormData): Promise<SaveSegmentsResult> {
+export async function saveSegmentChoice(shop: string, form: FormData): Promise<SaveSegmentsResult> {
   const ids = pickSchema.safeParse([...new Set(form.getAll("segment").map(String))]);
   if (!ids.success) return { ok: false, error: ids.error.issues[0]?.message ?? "Invalid segment choice." };
   const before = new Map((await mirroredSegments(shop)).map((r) => [r.segmentId, r]));
@@ -161,7 +152,7 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
   let listed = new Map<string, ShopSegment>();
   if (newIds.length) {
     try {
-      listed = new Map((await listShopSegments(admin)).segments.map((s) => [s.id, s]));
+      listed = new Map((await listShopSegments(shop)).segments.map((s) => [s.id, s]));
     } catch (error) {
       logger().warn({ shop, err: messageOf(error) }, "could not list the store's segments");
       return { ok: false, error: "Shopify did not answer with your segments, so the new choice could not be checked. Try again." };
@@ -170,7 +161,7 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
     if (unknown) return { ok: false, error: `Segment ${unknown} is not one of your store's segments.` };
   }
   const dropped = [...before.keys()].filter((id) => !ids.data.includes(id));
-  return applyPicks(admin, shop, newIds.map((id) => listed.get(id)!), dropped, ids.data.filter((id) => before.has(id)).map((id) => before.get(id)!.tag));
+  return applyPicks(shop, newIds.map((id) => listed.get(id)!), dropped, ids.data.filter((id) => before.has(id)).map((id) => before.get(id)!.tag));
 }
 
 /**
@@ -178,7 +169,7 @@ export async function saveSegmentChoice(admin: SegmentsAdmin, shop: string, form
  * subscriptions: the one way a pick is made, from Settings or from the segment action extension.
  * `taken`: the tags of the picks that stay.
  */
-async function applyPicks(admin: SegmentsAdmin, shop: string, added: ShopSegment[], dropped: string[], taken: string[]): Promise<SaveSegmentsResult> {
+async function applyPicks(shop: string, added: ShopSegment[], dropped: string[], taken: string[]): Promise<SaveSegmentsResult> {
   const tags = new Set(taken);
   const rows = added.map((segment) => {
     let tag = segmentTag(segment.name);
@@ -192,7 +183,7 @@ async function applyPicks(admin: SegmentsAdmin, shop: string, added: ShopSegment
   logger().info({ shop, added: rows.length, dropped: dropped.length }, "mirrored segments saved");
   const picked = await mirroredSegments(shop);
   try {
-    const change = await syncSegmentSubscriptions(admin, picked.length > 0);
+    const change = await syncSegmentSubscriptions(shop, picked.length > 0);
     if (change.created.length || change.deleted.length) logger().info({ shop, ...change }, "segment webhook subscriptions changed");
   } catch (error) {
     logger().warn({ shop, err: messageOf(error) }, "could not change the segment webhook subscriptions");
@@ -211,7 +202,7 @@ const SEGMENT_QUERY = `#graphql
     segment(id: $id) { id name }
   }`;
 
-const segmentAnswer = z.object({ data: z.object({ segment: z.object({ id: z.string(), name: z.string() }).nullable() }) });
+const segmentAnswer = z.object({ segment: z.object({ id: z.string(), name: z.string() }).nullable() });
 
 export type MirrorSegmentResult =
   | { ok: true; segment: MirroredSegmentRow; added: boolean }
@@ -222,15 +213,14 @@ export type MirrorSegmentResult =
  * shop's other picks: a segment already picked keeps its tag; a new one is picked as Settings
  * picks it (tag, member import, webhook subscriptions).
  */
-export async function mirrorSegment(admin: SegmentsAdmin, shop: string, segmentId: string): Promise<MirrorSegmentResult> {
+export async function mirrorSegment(shop: string, segmentId: string): Promise<MirrorSegmentResult> {
   const before = await mirroredSegments(shop);
   const existing = before.find((r) => r.segmentId === segmentId);
   let added: ShopSegment[] = [];
   if (!existing) {
     let found: ShopSegment | null;
     try {
-      const response = await admin.graphql(SEGMENT_QUERY, { variables: { id: segmentId }, signal: AbortSignal.timeout(TIMEOUT_MS) });
-      found = segmentAnswer.parse(await response.json()).data.segment;
+      found = (await adminData(shop, segmentAnswer, SEGMENT_QUERY, { id: segmentId }, MERCHANT_WAITING)).segment;
     } catch (error) {
       logger().warn({ shop, err: messageOf(error) }, "could not read the segment from Shopify");
       return { ok: false, reason: "shopify_unavailable", error: "Shopify did not answer with this segment. Try again." };
@@ -239,7 +229,7 @@ export async function mirrorSegment(admin: SegmentsAdmin, shop: string, segmentI
     added = [found];
   }
   // An existing pick is saved again too: the subscriptions are put back if Shopify dropped them.
-  const saved = await applyPicks(admin, shop, added, [], before.map((r) => r.tag));
+  const saved = await applyPicks(shop, added, [], before.map((r) => r.tag));
   if (!saved.ok) return { ok: false, reason: "shopify_unavailable", error: saved.error };
   const segment = saved.picked.find((r) => r.segmentId === segmentId);
   if (!segment) return { ok: false, reason: "shopify_unavailable", error: "The segment was not saved. Try again." };

@@ -12,14 +12,8 @@
  */
 import { z } from "zod";
 import { config } from "../config.server";
+import { adminData, MERCHANT_WAITING } from "../shopify/admin-api.server";
 import { topicsThroughAdminApi } from "../sync/topics.server";
-
-/** The Shopify admin's GraphQL client, as authenticate.admin hands it out. */
-export interface SubscriptionsAdmin {
-  graphql(query: string, options?: { variables?: Record<string, unknown>; signal?: AbortSignal }): Promise<Response>;
-}
-
-const TIMEOUT_MS = 8_000;
 
 /** customer.joined_segment → CUSTOMER_JOINED_SEGMENT (Shopify's WebhookSubscriptionTopic). */
 export const topicEnum = (topic: string): string => topic.replace(/[/.]/g, "_").toUpperCase();
@@ -53,21 +47,13 @@ const DELETE = `#graphql
 
 const subscription = z.object({ id: z.string(), topic: z.string(), uri: z.string() });
 const userErrors = z.array(z.object({ field: z.array(z.string()).nullable().optional(), message: z.string() }));
-const listAnswer = z.object({ data: z.object({ webhookSubscriptions: z.object({ nodes: z.array(subscription) }) }) });
-const createAnswer = z.object({ data: z.object({ webhookSubscriptionCreate: z.object({ webhookSubscription: subscription.nullable(), userErrors }) }) });
-const deleteAnswer = z.object({ data: z.object({ webhookSubscriptionDelete: z.object({ deletedWebhookSubscriptionId: z.string().nullable(), userErrors }) }) });
+const listAnswer = z.object({ webhookSubscriptions: z.object({ nodes: z.array(subscription) }) });
+const createAnswer = z.object({ webhookSubscriptionCreate: z.object({ webhookSubscription: subscription.nullable(), userErrors }) });
+const deleteAnswer = z.object({ webhookSubscriptionDelete: z.object({ deletedWebhookSubscriptionId: z.string().nullable(), userErrors }) });
 
 /** Where Shopify sends the segment topics: the app's webhook route. */
 export function segmentWebhookUri(): string {
   return `${config().appUrl.replace(/\/+$/, "")}/webhooks`;
-}
-
-async function ask<T>(admin: SubscriptionsAdmin, schema: z.ZodType<T>, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await admin.graphql(query, { variables, signal: AbortSignal.timeout(TIMEOUT_MS) });
-  const body: unknown = await response.json();
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new Error(`Shopify answered the webhook subscription request unexpectedly: ${JSON.stringify(body).slice(0, 300)}`);
-  return parsed.data;
 }
 
 export interface SubscriptionChange {
@@ -79,15 +65,17 @@ export interface SubscriptionChange {
  * Makes the shop's segment-topic subscriptions what `wanted` says: one per topic at the app's
  * /webhooks URL, or none. Throws when Shopify cannot be asked or refuses (its userErrors named).
  */
-export async function syncSegmentSubscriptions(admin: SubscriptionsAdmin, wanted: boolean): Promise<SubscriptionChange> {
+export async function syncSegmentSubscriptions(shop: string, wanted: boolean): Promise<SubscriptionChange> {
   const uri = segmentWebhookUri();
-  const existing = (await ask(admin, listAnswer, LIST)).data.webhookSubscriptions.nodes;
+  // Asked while the merchant waits (Settings, the segment extension).
+  const ask = <T>(schema: z.ZodType<T>, query: string, variables: Record<string, unknown> = {}) => adminData(shop, schema, query, variables, MERCHANT_WAITING);
+  const existing = (await ask(listAnswer, LIST)).webhookSubscriptions.nodes;
   const keep = (s: z.infer<typeof subscription>) => wanted && s.uri === uri && SEGMENT_TOPICS.some((t) => topicEnum(t) === s.topic);
   const change: SubscriptionChange = { created: [], deleted: [] };
   if (wanted) {
     for (const topic of SEGMENT_TOPICS) {
       if (existing.some((s) => keep(s) && s.topic === topicEnum(topic))) continue;
-      const answer = (await ask(admin, createAnswer, CREATE, { topic: topicEnum(topic), uri })).data.webhookSubscriptionCreate;
+      const answer = (await ask(createAnswer, CREATE, { topic: topicEnum(topic), uri })).webhookSubscriptionCreate;
       if (answer.userErrors.length || !answer.webhookSubscription) {
         throw new Error(`Shopify refused the ${topic} subscription: ${answer.userErrors.map((e) => e.message).join("; ") || "no subscription returned"}`);
       }
@@ -101,7 +89,7 @@ export async function syncSegmentSubscriptions(admin: SubscriptionsAdmin, wanted
       seen.add(s.topic);
       continue;
     }
-    const answer = (await ask(admin, deleteAnswer, DELETE, { id: s.id })).data.webhookSubscriptionDelete;
+    const answer = (await ask(deleteAnswer, DELETE, { id: s.id })).webhookSubscriptionDelete;
     if (answer.userErrors.length) throw new Error(`Shopify refused to delete the ${s.topic} subscription: ${answer.userErrors.map((e) => e.message).join("; ")}`);
     change.deleted.push(s.id);
   }

@@ -1,8 +1,11 @@
 /**
- * The app's one Admin API client outside a merchant's request (history import, lookups,
- * reconciliation, segment members, signups, consent, marketing activities, the storefront set-up):
- * `adminQuery` sends one GraphQL document for an installed shop and returns its `data`, which the
- * caller parses with its own zod schema.
+ * The app's one Admin API client. Every Admin GraphQL call goes through `adminQuery` (or
+ * `adminData`, which parses the answer's `data` with the caller's zod schema): background work
+ * (history import, lookups, reconciliation, segment members, signups, consent, marketing
+ * activities, the storefront set-up, the installation check) and the calls made while a merchant
+ * waits (the admin pages, the segment extension, the install hook) alike. A merchant's request uses
+ * the same offline session: authenticate.admin stores it (token exchange) before the loader or the
+ * afterAuth hook runs. `npm run lint` fails on a `.graphql(` call outside app/shopify/.
  *
  * Tokens. The shop's offline session from our storage, its expiring access token refreshed before
  * it expires. Offline tokens expire after an hour and come with a refresh token (Shopify: "Use
@@ -10,7 +13,7 @@
  * when it has less than REFRESH_MARGIN_MS left, and once more if Shopify refuses it with 401 anyway
  * (a clock that disagrees, a process that slept); each refreshed pair is stored at once, sealed like
  * the token before it. A non-expiring token stored before the switch is exchanged for an expiring
- * pair on first use. Each request has a timeout.
+ * pair on first use (used as it is while Shopify refuses the exchange). Each request has a timeout.
  *
  * Budget. Shopify answers every query with `extensions.cost.throttleStatus` (currentlyAvailable,
  * restoreRate); a query that would overdraw the shop's bucket waits for it to refill first, and a
@@ -35,9 +38,18 @@ export const API_VERSION = ApiVersion.October26;
 /** A token with less than this left is refreshed first (the library refreshes at 5 minutes in requests too). */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
 
-/** The shop has no usable offline session (not installed, uninstalled, or its refresh token is gone). */
+/**
+ * The shop has no usable offline session: none stored (`none`: not installed, or uninstalled), or
+ * its token expired with a refresh token past its own expiry (`expired`).
+ */
 export class NoOfflineSession extends Error {
   override readonly name = "NoOfflineSession";
+  constructor(
+    message: string,
+    readonly reason: "none" | "expired",
+  ) {
+    super(message);
+  }
 }
 
 /** Shopify's budget could not be had within the wait allowed: try again later. */
@@ -105,7 +117,7 @@ const refreshing = new Map<string, Promise<Session>>();
 
 async function storedSession(shop: string): Promise<Session> {
   const session = await storage.loadSession(api().session.getOfflineId(shop));
-  if (!session?.accessToken) throw new NoOfflineSession(`no offline session for ${shop}: the app is not installed there`);
+  if (!session?.accessToken) throw new NoOfflineSession(`no offline session for ${shop}: the app is not installed there`, "none");
   return session;
 }
 
@@ -131,7 +143,7 @@ function refresh(shop: string, refused: string | undefined): Promise<Session> {
       } else if (stored.refreshToken && (!stored.refreshTokenExpires || stored.refreshTokenExpires.getTime() > Date.now())) {
         ({ session: fresh } = await a.auth.refreshToken({ shop, refreshToken: stored.refreshToken }));
       } else {
-        throw new NoOfflineSession(`the offline token of ${shop} expired and cannot be refreshed: the merchant must open the app again`);
+        throw new NoOfflineSession(`the offline token of ${shop} expired and cannot be refreshed: the merchant must open the app again`, "expired");
       }
       await storage.storeSession(fresh);
       logger().info({ shop, expires: fresh.expires?.toISOString() }, "offline access token refreshed");
@@ -145,7 +157,17 @@ function refresh(shop: string, refused: string | undefined): Promise<Session> {
 /** The shop's offline session with a token good for at least REFRESH_MARGIN_MS. */
 export async function offlineSession(shop: string): Promise<Session> {
   const session = await storedSession(shop);
-  return !session.expires || expiresSoon(session) ? refresh(shop, undefined) : session;
+  if (!session.expires) {
+    // While Shopify refuses to exchange a non-expiring token, the token is used as it is: Shopify's
+    // answer to it says whether it still works (a revoked one gets 401, which the installation
+    // check reads as an uninstall).
+    return refresh(shop, undefined).catch((error: unknown) => {
+      if (!(error instanceof HttpResponseError)) throw error;
+      logger().warn({ shop, err: error.message }, "Shopify refused to exchange the non-expiring offline token; using it as it is");
+      return session;
+    });
+  }
+  return expiresSoon(session) ? refresh(shop, undefined) : session;
 }
 
 /**
@@ -167,7 +189,17 @@ async function send(shop: string, query: string, variables: Record<string, unkno
       }
       // Refused although we thought it valid: refresh once and try again.
       if (attempt === 1 && error instanceof HttpResponseError && error.response.code === 401) {
-        session = await refresh(shop, session.accessToken);
+        try {
+          session = await refresh(shop, session.accessToken);
+        } catch (refused) {
+          // Shopify refused the refresh too (an uninstall revokes both): its 401 on the token is
+          // the answer (the installation check reads it as "revoked").
+          if (refused instanceof HttpResponseError || refused instanceof NoOfflineSession) {
+            logger().warn({ shop, err: refused.message }, "Shopify refused the offline token and its refresh");
+            throw error;
+          }
+          throw refused;
+        }
         continue;
       }
       throw error;
@@ -300,6 +332,31 @@ export async function adminQuery(shop: string, query: string, variables: Record<
     }
     return answer.data;
   }
+}
+
+/**
+ * For calls a merchant waits on (an admin page, a form, the segment extension, the install): a
+ * short wait for Shopify's budget, after which the page says Shopify did not answer.
+ */
+export const MERCHANT_WAITING: AdminQueryOptions = { maxWaitMs: 3_000 };
+
+/**
+ * `adminQuery` whose `data` is parsed with `schema`: an answer of another shape throws
+ * AdminApiError naming the operation and where it differs (never the values: they may be a
+ * customer's).
+ */
+export async function adminData<T>(
+  shop: string,
+  schema: z.ZodType<T>,
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: AdminQueryOptions = {},
+): Promise<T> {
+  const parsed = schema.safeParse(await adminQuery(shop, query, variables, options));
+  if (parsed.success) return parsed.data;
+  const operation = /(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? "an anonymous operation";
+  const where = parsed.error.issues.map((i) => `${i.path.map(String).join(".") || "data"}: ${i.code}`).join("; ");
+  throw new AdminApiError(`Shopify's answer to ${operation} is not what the app expects (${where.slice(0, 300)})`);
 }
 
 /** Tests: forget what was learnt about the shops' buckets. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { config } from "../config.server";
 import { logger } from "../logger.server";
+import { adminData, NoOfflineSession } from "../shopify/admin-api.server";
 import { installationFromStatus, type Installation } from "./installed";
 
 /**
@@ -9,7 +9,8 @@ import { installationFromStatus, type Installation } from "./installed";
  * `app/uninstalled` replayed later is genuine to the HMAC. Shopify revokes the token at uninstall,
  * so the token's answer is the confirmation the webhook itself cannot give.
  *
- * - revoked: Shopify refuses the token (401) or no longer knows the shop (404): the app is gone;
+ * - revoked: Shopify refuses the token (401, and its refresh too) or no longer knows the shop
+ *   (404): the app is gone;
  * - installed: the token works (or the shop is frozen, 402/423: still installed); `scopes` are
  *   the ones Shopify reports as granted now;
  * - no-token: the app holds no offline token for the shop, so nothing can be asked (and nothing
@@ -22,26 +23,18 @@ export const INSTALLATION_QUERY = `#graphql
   query AppInstallationCheck { currentAppInstallation { accessScopes { handle } } }`;
 
 const answerSchema = z.object({
-  data: z.object({ currentAppInstallation: z.object({ accessScopes: z.array(z.object({ handle: z.string().regex(/^[a-z_]{1,100}$/) })).max(200) }) }),
+  currentAppInstallation: z.object({ accessScopes: z.array(z.object({ handle: z.string().regex(/^[a-z_]{1,100}$/) })).max(200) }),
 });
 
-/** The Remix app's offline sessions and Admin API access (app/shopify.server.ts), as the caller loads it. */
-export interface AppAdminAccess {
-  sessionStorage: { findSessionsByShop(shop: string): Promise<{ isOnline: boolean; accessToken?: string }[]> };
-  unauthenticated: { admin(shop: string): Promise<{ admin: { graphql(query: string, options?: { signal?: AbortSignal }): Promise<Response> } }> };
-}
+/** Planning waits on the answer: a shop whose budget does not come back within this is asked again later. */
+const MAX_WAIT_MS = 5_000;
 
-export async function checkInstallation(shop: string, app: () => Promise<AppAdminAccess>): Promise<Installation> {
-  // Loaded on first use (the caller's loader): the worker's modules must not configure the Shopify app when imported.
-  const { unauthenticated, sessionStorage } = await app();
-  const offline = (await sessionStorage.findSessionsByShop(shop)).find((s) => !s.isOnline && s.accessToken);
-  if (!offline) return { state: "no-token" };
-  const { admin } = await unauthenticated.admin(shop);
+export async function checkInstallation(shop: string): Promise<Installation> {
   try {
-    const response = await admin.graphql(INSTALLATION_QUERY, { signal: AbortSignal.timeout(config().marketingApiTimeoutMs) });
-    const parsed = answerSchema.parse(await response.json());
-    return { state: "installed", scopes: parsed.data.currentAppInstallation.accessScopes.map((s) => s.handle) };
+    const data = await adminData(shop, answerSchema, INSTALLATION_QUERY, {}, { maxWaitMs: MAX_WAIT_MS });
+    return { state: "installed", scopes: data.currentAppInstallation.accessScopes.map((s) => s.handle) };
   } catch (error) {
+    if (error instanceof NoOfflineSession && error.reason === "none") return { state: "no-token" };
     const code = (error as { response?: { code?: unknown } }).response?.code;
     const proven = installationFromStatus(code);
     if (proven) return proven;

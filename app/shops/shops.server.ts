@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { prisma } from "../db.server";
 import { logger } from "../logger.server";
+import { adminData, MERCHANT_WAITING } from "../shopify/admin-api.server";
 import { storedAccount, type ConnectedAccount } from "./connection.server";
 import { canReceiveDeliveries } from "./eligibility";
 import { messageOf } from "../errors";
@@ -24,26 +25,21 @@ const SHOP_PROFILE_QUERY = `#graphql
   query ShopProfile { shop { currencyCode primaryDomain { url } } }`;
 
 const shopProfileSchema = z.object({
-  data: z.object({
-    shop: z.object({ currencyCode: z.string().length(3), primaryDomain: z.object({ url: z.url() }) }),
-  }),
+  shop: z.object({ currencyCode: z.string().length(3), primaryDomain: z.object({ url: z.url() }) }),
 });
-
-interface AdminGraphql {
-  graphql(query: string): Promise<Response>;
-}
 
 /**
  * Records an install (or re-install) of the app on a shop, with what the mappers need from the
- * shop itself: its storefront origin (product URLs) and currency. Without them the app still works
+ * shop itself when `askShopify`: its storefront origin (product URLs) and currency, read with the
+ * offline session the install just stored. Without them the app still works
  * (https://<shop>.myshopify.com, payload currencies), so a failed lookup only logs.
  */
-export async function recordInstall(domain: string, scopes: string | undefined, admin?: AdminGraphql): Promise<void> {
+export async function recordInstall(domain: string, scopes: string | undefined, options: { askShopify?: boolean } = {}): Promise<void> {
   let profile: { storefrontUrl: string; currency: string } | undefined;
-  if (admin) {
+  if (options.askShopify) {
     try {
-      const parsed = shopProfileSchema.parse(await (await admin.graphql(SHOP_PROFILE_QUERY)).json());
-      profile = { storefrontUrl: new URL(parsed.data.shop.primaryDomain.url).origin, currency: parsed.data.shop.currencyCode };
+      const { shop } = await adminData(domain, shopProfileSchema, SHOP_PROFILE_QUERY, {}, MERCHANT_WAITING);
+      profile = { storefrontUrl: new URL(shop.primaryDomain.url).origin, currency: shop.currencyCode };
     } catch (error) {
       logger().warn({ shop: domain, err: messageOf(error) }, "shop profile lookup failed");
     }

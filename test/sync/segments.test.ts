@@ -35,6 +35,7 @@ const gid = (id: number) => `gid://shopify/Segment/${id}`;
 
 interface Choices {
   available: { id: string; name: string }[] | null;
+  problem: string | null;
   picked: MirroredSegmentRow[];
 }
 
@@ -414,6 +415,26 @@ describeEachDatabase("Shopify segments as contact tags", (database) => {
     expect(await pick(shop, [gid(999)])).toEqual({ ok: false, error: `Segment ${gid(999)} is not one of your store's segments.` });
     expect(await pick(shop, ["gid://shopify/Customer/1"])).toMatchObject({ ok: false, error: "Not a Shopify segment id." });
     expect((await choices(shop)).picked).toEqual([]);
+  });
+
+  it("while Shopify's budget for the store is spent, Settings keeps the picks and says Shopify did not answer; a new pick is refused with the reason", async () => {
+    const shop = newShop("segments-spent");
+    await install(h, shop);
+    h.app.admin.shops.get(shop)!.segments = [segment(41, "VIP"), segment(42, "Win back")];
+    expect(await pick(shop, [gid(41)])).toMatchObject({ ok: true });
+    // Drained (a history import, another app): the list (252 points) would wait minutes for the refill.
+    h.app.admin.throttle({ currentlyAvailable: 0, restoreRate: 1 });
+    try {
+      expect(await choices(shop)).toMatchObject({
+        available: null,
+        problem: "Shopify did not answer with your segments. Reload the page to try again.",
+        picked: [{ segmentId: gid(41), name: "VIP" }],
+      });
+      expect(await pick(shop, [gid(41), gid(42)])).toEqual({ ok: false, error: "Shopify did not answer with your segments, so the new choice could not be checked. Try again." });
+    } finally {
+      h.app.admin.throttle({ currentlyAvailable: 1_000, restoreRate: 100 });
+    }
+    expect((await choices(shop)).picked.map((p) => p.segmentId)).toEqual([gid(41)]);
   });
 });
 
