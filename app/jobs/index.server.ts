@@ -27,7 +27,6 @@ import { startRunner, type JobTable, type Worker, type WorkerOptions } from "../
 import { BACKFILL_STATUS, CALL_STATUS, DELIVERY_STATUS, TIMER_STATUS } from "../pipeline/status";
 import { upkeepQueueTables } from "../pipeline/upkeep.server";
 import { yieldToWebhooks } from "../pipeline/webhook-priority.server";
-import { messageOf } from "../errors";
 
 export type { Worker } from "../pipeline/runner.server";
 
@@ -109,15 +108,7 @@ export const JOBS: JobTable = (worker) => {
       dueSql: (due) => `EXISTS (SELECT 1 FROM "BackfillRun" WHERE status IN ('${BACKFILL_STATUS.queued}','${BACKFILL_STATUS.running}') AND "runAt" <= ${due})`,
       leases: { table: "BackfillRun", free: BACKFILL_STATUS.queued, running: BACKFILL_STATUS.running },
     },
-    {
-      name: "reconcile",
-      cadence: { kind: "side" },
-      run: (policy) =>
-        runReconcileStep(worker.id, policy).catch((error: unknown) => {
-          logger().error({ err: messageOf(error) }, "reconciliation step failed");
-          return 0;
-        }),
-    },
+    { name: "reconcile", cadence: { kind: "side" }, soft: true, run: (policy) => runReconcileStep(worker.id, policy) },
     { name: "segment import", cadence: { kind: "side" }, run: (policy) => runSegmentImportStep(worker.id, policy) },
     // Unsubscribes and blocks at the service back to Shopify (app/consent-return), every consentReturnEveryMs.
     { name: "consent return", cadence: { kind: "side" }, soft: true, run: (policy) => runConsentReturnStep(worker.id, policy) },

@@ -23,7 +23,7 @@ import { sendCall, type CallResult, type ClaimedCall, type ClientFor } from "./s
 const CLAIM_AHEAD_WINDOWS = 2;
 
 /** Calls in the order to send them: round-robin between shops, each shop's in claim order. */
-export function interleaveByShop<T extends { shop: string }>(items: T[]): T[] {
+function interleaveByShop<T extends { shop: string }>(items: T[]): T[] {
   const byShop = new Map<string, T[]>();
   for (const item of items) {
     const list = byShop.get(item.shop);
