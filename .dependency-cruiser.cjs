@@ -20,7 +20,7 @@ const FLOORS = [
   { name: "engine", paths: ["pipeline/"] },
   {
     name: "features",
-    paths: ["backfill/", "segments/", "storefront/", "compliance/", "consent-return/", "signups/", "campaigns/", "people/", "admin/"],
+    paths: ["backfill/", "segments/", "storefront/", "compliance/", "consent-return/", "signups/", "campaigns/", "people/", "admin/", "home/"],
   },
   {
     name: "top",

@@ -23,7 +23,7 @@ import { historyState } from "~/admin/history-words";
 import type { HistoryView } from "~/admin/history.server";
 import { EmbedBadge, EmbedStatus, TrackerRunning } from "~/admin/EmbedStatus";
 import { healthView } from "~/admin/sync-health.server";
-import { homeOverview } from "~/admin/home.server";
+import { homeOverview } from "~/home/home.server";
 import { storeTimeZone } from "~/admin/store-zone.server";
 import { signupCountText } from "~/admin/SignupsChoice";
 import { loadSettings } from "~/admin/settings.server";

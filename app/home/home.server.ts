@@ -14,7 +14,7 @@ import { CALL_STATUS } from "../pipeline/status";
 import type { MarketingClient } from "../services/marketing/client.server";
 import { liveThemeEmbed, type EmbedView } from "../storefront/onboarding.server";
 import { trackerOnStorefront, type TrackerOnStorefront } from "../storefront/tracker-state";
-import { noService, serviceAccess } from "./service-access.server";
+import { noService, serviceAccess } from "../admin/service-access.server";
 
 /** The last campaigns the home page lists. */
 export const HOME_CAMPAIGNS = 3;
