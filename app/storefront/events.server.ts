@@ -228,7 +228,8 @@ async function identifiedEvent(tx: SqlQueryable, shop: string, source: string, e
   const visitor = visitorReference(event.visitorId);
   const person = event.email ? { email: event.email } : { referenceId: visitor };
   const properties = { visitorReference: visitor, form: event.form, email: event.email, phone: event.phone };
-  const call = serviceCallSchema.parse({ op: "event.custom", body: customEventBody(person, source, { silent: true, eventName: IDENTIFIED_EVENT, properties }) });
+  const body = customEventBody(person, source, { silent: true, eventName: IDENTIFIED_EVENT, properties });
+  const call = serviceCallSchema.parse({ op: "event.custom", body });
   await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, $3, $4::jsonb)`, [
     shop,
     `storefront-visitor:${event.email ?? visitor}`,

@@ -23,7 +23,9 @@ import { compact, type PersonRef } from "./mappers/common";
 /** The envelope every event shares: who it is about and which app sent it. */
 type Envelope = "email" | "referenceId" | "uuid" | "source";
 /** A kind's own fields as its schema types them, where an optional one may also be null (left out). */
-export type BodyFields<T> = { [K in keyof T as K extends Envelope ? never : K]: undefined extends T[K] ? T[K] | null : T[K] };
+export type BodyFields<T> = {
+  [K in keyof T as K extends Envelope ? never : K]: undefined extends T[K] ? T[K] | null : T[K];
+};
 
 function envelope(person: PersonRef, source: string, fields: object): unknown {
   return compact({ ...person, source, ...fields });
@@ -49,7 +51,11 @@ export function userEventBody(person: PersonRef, source: string, fields: BodyFie
   return envelope(person, source, fields) as UserEvent;
 }
 
-export function subscriptionEventBody(person: PersonRef, source: string, fields: BodyFields<SubscriptionEvent>): SubscriptionEvent {
+export function subscriptionEventBody(
+  person: PersonRef,
+  source: string,
+  fields: BodyFields<SubscriptionEvent>
+): SubscriptionEvent {
   return envelope(person, source, fields) as SubscriptionEvent;
 }
 
@@ -57,12 +63,16 @@ export function subscriptionEventBody(person: PersonRef, source: string, fields:
 export function customEventBody(
   person: PersonRef,
   source: string,
-  { properties, ...fields }: BodyFields<CustomEvent> & { properties: Record<string, unknown> },
+  { properties, ...fields }: BodyFields<CustomEvent> & { properties: Record<string, unknown> }
 ): CustomEvent {
   return envelope(person, source, { ...fields, properties: compact(properties) }) as CustomEvent;
 }
 
 /** Typed constructor of an `event` service call. */
-export function eventCall<T extends EventType>(type: T, action: EventActionsByType[T], body: EventBodies[T]): ServiceCall {
+export function eventCall<T extends EventType>(
+  type: T,
+  action: EventActionsByType[T],
+  body: EventBodies[T]
+): ServiceCall {
   return { op: "event", type, action, body } as ServiceCall;
 }

@@ -176,7 +176,7 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
     };
   }
 
-  const body = (more: { status?: string; occurred_at: string }) => orderEventBody(ref, ctx.settings.source, { ...fields, ...more });
+  const bodyWith = (more: { status?: string; occurred_at: string }) => orderEventBody(ref, ctx.settings.source, { ...fields, ...more });
   const calls: ServiceCall[] = [];
 
   // orders/paid or orders/fulfilled can overtake orders/create (they are sent moments apart):
@@ -184,7 +184,7 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
   const announces = !base.created && (topic === "create" || (prior === null && (topic === "paid" || topic === "fulfilled")));
   if (announces) {
     // processed_at is the order's date in Shopify (an imported order's original date); created_at when the app made it.
-    calls.push(eventCall("order", "created", body({ occurred_at: o.processed_at ?? o.created_at ?? ctx.now.toISOString() })));
+    calls.push(eventCall("order", "created", bodyWith({ occurred_at: o.processed_at ?? o.created_at ?? ctx.now.toISOString() })));
   } else {
     // An update that changes nothing we send is dropped by the pipeline's content hash.
     // The first the service hears of an order (a history import, the reconcile sweep, an order
@@ -192,10 +192,10 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
     const placed = prior === null ? (o.processed_at ?? o.created_at) : null;
     const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : (placed ?? o.updated_at);
     const status = topic === "cancelled" ? "cancelled" : fields.status;
-    calls.push(eventCall("order", "updated", body({ status, occurred_at: at ?? ctx.now.toISOString() })));
+    calls.push(eventCall("order", "updated", bodyWith({ status, occurred_at: at ?? ctx.now.toISOString() })));
   }
   if (completes) {
-    calls.push(eventCall("order", "completed", body({ status: "completed", occurred_at: o.updated_at ?? ctx.now.toISOString() })));
+    calls.push(eventCall("order", "completed", bodyWith({ status: "completed", occurred_at: o.updated_at ?? ctx.now.toISOString() })));
   }
 
   return {
