@@ -3,6 +3,8 @@ import { database } from "../db.server";
 import type { SqlQueryable } from "../db/migrate.server";
 import { logger } from "../logger.server";
 import { serviceCallSchema, type ServiceCall } from "../services/marketing/schemas";
+import { cartEventBody, customEventBody, eventCall, productEventBody } from "../sync/event-bodies";
+import { compact } from "../sync/mappers/common";
 import { parseSettings } from "../sync/settings";
 import { STOREFRONT_POLICY } from "./storefront-policy";
 import { hitRateLimits, type LimitedBy } from "./rate-limit.server";
@@ -161,7 +163,6 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
     return { status: 202, body: { queued: false, reason: "anonymous" } };
   }
   const now = new Date();
-  const common = { ...person, source: settings.source };
   let objectKey: string;
   let kind: string;
   let call: ServiceCall;
@@ -169,24 +170,19 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
     const p = event.product;
     objectKey = `storefront-visitor:${person.email ?? person.referenceId}`;
     kind = "product";
-    call = serviceCallSchema.parse({
-      op: "event",
-      type: "product",
-      action: "viewed",
-      body: compact({
-        ...common,
-        id: p.id,
-        name: p.title,
-        url: p.url ?? event.url,
-        image_url: p.imageUrl,
-        price: p.price,
-        currency: p.currency,
-        sku: p.sku,
-        vendor: p.vendor,
-        type: p.type,
-        variant_id: p.variantId,
-      }),
+    const body = productEventBody(person, settings.source, {
+      id: p.id,
+      name: p.title,
+      url: p.url ?? event.url,
+      image_url: p.imageUrl,
+      price: p.price,
+      currency: p.currency,
+      sku: p.sku,
+      vendor: p.vendor,
+      type: p.type,
+      variant_id: p.variantId,
     });
+    call = serviceCallSchema.parse(eventCall("product", "viewed", body));
   } else {
     const cart = event.cart;
     const cartId = cartToken(cart.id) ?? `visitor-${event.visitorId ?? customerId}`;
@@ -200,23 +196,18 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
       [shop, objectKey],
     );
     const quantity = cart.lines.reduce((n, l) => n + l.quantity, 0);
-    call = serviceCallSchema.parse({
-      op: "event",
-      type: "cart",
-      action: seen.created ? "created" : "updated",
-      body: compact({
-        ...common,
-        id: cartId,
-        occurredAt: now.toISOString(),
-        products: cart.lines.map((l) =>
-          compact({ id: l.productId, name: l.title, variant_id: l.variantId, quantity: l.quantity, price: l.price, sku: l.sku, url: l.url, image_url: l.imageUrl }),
-        ),
-        total: cart.total,
-        total_products: quantity,
-        url: event.url,
-        currency: cart.currency,
-      }),
+    const body = cartEventBody(person, settings.source, {
+      id: cartId,
+      occurredAt: now.toISOString(),
+      products: cart.lines.map((l) =>
+        compact({ id: l.productId, name: l.title, variant_id: l.variantId, quantity: l.quantity, price: l.price, sku: l.sku, url: l.url, image_url: l.imageUrl }),
+      ),
+      total: cart.total,
+      total_products: quantity,
+      url: event.url,
+      currency: cart.currency,
     });
+    call = serviceCallSchema.parse(eventCall("cart", seen.created ? "created" : "updated", body));
   }
   await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, $3, $4::jsonb)`, [
     shop,
@@ -235,16 +226,10 @@ async function enqueue(tx: SqlQueryable, shop: string, customerId: string | null
  */
 async function identifiedEvent(tx: SqlQueryable, shop: string, source: string, event: z.infer<typeof identifiedSchema>): Promise<StorefrontOutcome> {
   const visitor = visitorReference(event.visitorId);
-  const call = serviceCallSchema.parse({
-    op: "event.custom",
-    body: compact({
-      ...(event.email ? { email: event.email } : { referenceId: visitor }),
-      source,
-      silent: true,
-      eventName: IDENTIFIED_EVENT,
-      properties: compact({ visitorReference: visitor, form: event.form, email: event.email, phone: event.phone }),
-    }),
-  });
+  const person = event.email ? { email: event.email } : { referenceId: visitor };
+  const properties = { visitorReference: visitor, form: event.form, email: event.email, phone: event.phone };
+  const body = customEventBody(person, source, { silent: true, eventName: IDENTIFIED_EVENT, properties });
+  const call = serviceCallSchema.parse({ op: "event.custom", body });
   await tx.query(`INSERT INTO "OutboundCall" (shop, "objectKey", kind, call) VALUES ($1, $2, $3, $4::jsonb)`, [
     shop,
     `storefront-visitor:${event.email ?? visitor}`,
@@ -299,10 +284,6 @@ function safeSettings(value: unknown) {
   } catch {
     return null;
   }
-}
-
-function compact<T extends Record<string, unknown>>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
 }
 
 type Counter = "eventsQueued" | "eventsAnonymous" | "eventsIgnored" | "eventsRateLimited";

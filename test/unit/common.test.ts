@@ -5,7 +5,6 @@ import {
   compact,
   currencyOf,
   customerLinks,
-  eventCall,
   lineUrl,
   mapAddress,
   mapCartLines,
@@ -15,6 +14,7 @@ import {
   revenueHash,
   storeActorReferenceId,
 } from "~/sync/mappers/common";
+import { eventCall } from "~/sync/event-bodies";
 import {
   abandonedCheckoutSnapshotSchema,
   objectSyncStateSchema,

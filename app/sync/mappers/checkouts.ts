@@ -9,7 +9,8 @@
 import type { CartEvent, ServiceCall } from "../../services/marketing/schemas";
 import { fromMinor } from "../money";
 import type { CheckoutPayload } from "../payloads";
-import { cleanEmail, compact, currencyOf, eventCall, mapCartLines, personRef } from "./common";
+import { cleanEmail, currencyOf, mapCartLines, personRef } from "./common";
+import { cartEventBody, eventCall } from "../event-bodies";
 import {
   abandonedCheckoutSnapshotSchema,
   priorOf,
@@ -57,12 +58,10 @@ export function checkoutSnapshot(ch: CheckoutPayload, email: string, ctx: SyncCo
   };
 }
 
-function cartBody(s: AbandonedCheckoutSnapshot, source: string, occurredAt: string): CartEvent {
+function cartBodyFrom(s: AbandonedCheckoutSnapshot, source: string, occurredAt: string): CartEvent {
   const ref = personRef(s.email, s.referenceId);
   if (!ref) throw new Error(`Checkout ${s.token} has no person to attach the cart event to`);
-  return compact({
-    ...ref,
-    source,
+  return cartEventBody(ref, source, {
     // Cart token when known, so the web pixel's cart/created → cart/updated → cart/abandoned share one id.
     id: s.cartId,
     occurredAt,
@@ -72,7 +71,7 @@ function cartBody(s: AbandonedCheckoutSnapshot, source: string, occurredAt: stri
     url: s.url,
     currency: s.currency,
     modified_at: s.updatedAt,
-  }) as CartEvent;
+  });
 }
 
 export function mapCheckout(ch: CheckoutPayload, ctx: SyncContext): SyncPlan {
@@ -103,7 +102,7 @@ export function mapCheckout(ch: CheckoutPayload, ctx: SyncContext): SyncPlan {
   }
 
   const snapshot = checkoutSnapshot(ch, email, ctx);
-  const body = cartBody(snapshot, ctx.settings.source, ch.updated_at ?? ctx.now.toISOString());
+  const body = cartBodyFrom(snapshot, ctx.settings.source, ch.updated_at ?? ctx.now.toISOString());
   // An unchanged checkout is dropped by the pipeline's content hash (the timer still restarts
   // only when the snapshot changed).
   const calls: ServiceCall[] = [eventCall("cart", "updated", body)];
@@ -132,7 +131,7 @@ export function mapCheckoutDelete(ch: CheckoutPayload, ctx: SyncContext): SyncPl
 /** The scheduler's call, after the delay: exactly one `cart/abandoned` for the snapshot. */
 export function mapAbandonedCheckout(snapshot: unknown, ctx: Pick<SyncContext, "settings" | "now">): ServiceCall {
   const s = abandonedCheckoutSnapshotSchema.parse(withCartId(snapshot));
-  return eventCall("cart", "abandoned", cartBody(s, ctx.settings.source, ctx.now.toISOString()));
+  return eventCall("cart", "abandoned", cartBodyFrom(s, ctx.settings.source, ctx.now.toISOString()));
 }
 
 /**

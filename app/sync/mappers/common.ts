@@ -1,16 +1,9 @@
 /**
- * Shared helpers of the mappers: identity, addresses, line items and body compaction. Everything
- * here is pure. The planning contract (context, state, plan) is in ../plan-contract.ts.
+ * Shared helpers of the mappers: identity, addresses, line items and compaction. Everything here is
+ * pure. Event bodies are built in ../event-bodies.ts; the planning contract (context, state, plan)
+ * is in ../plan-contract.ts.
  */
-import {
-  emailSchema,
-  type Address,
-  type EventActionsByType,
-  type EventBodies,
-  type EventType,
-  type LineItem,
-  type ServiceCall,
-} from "../../services/marketing/schemas";
+import { emailSchema, type Address, type LineItem } from "../../services/marketing/schemas";
 import { fromMinor, minorToDecimal, multiplyMinor, sumMinor, toMinor, type MoneyInput } from "../money";
 import type { CartLineItem, OrderLineItem, ShopifyAddress } from "../payloads";
 import type { SyncContext } from "../plan-contract";
@@ -38,7 +31,12 @@ export function cleanEmail(raw: string | null | undefined): string | null {
 
 export type PersonRef = { email: string } | { referenceId: string };
 
-/** Rule 1: name the person by email when known, else by the Shopify customer id. */
+/**
+ * Rule 1: name the person by email when known, else by the Shopify customer id. A payload's id is
+ * never blank (`shopifyId` refuses one), so with one the person is always named.
+ */
+export function personRef(email: string | null, customerId: string): PersonRef;
+export function personRef(email: string | null, customerId: string | null): PersonRef | null;
 export function personRef(email: string | null, customerId: string | null): PersonRef | null {
   if (email) return { email };
   if (customerId) return { referenceId: customerId };
@@ -46,7 +44,7 @@ export function personRef(email: string | null, customerId: string | null): Pers
 }
 
 // ---------------------------------------------------------------------------
-// Bodies
+// Compaction
 // ---------------------------------------------------------------------------
 
 type KeptKeys<T> = { [K in keyof T]-?: null extends T[K] ? never : undefined extends T[K] ? never : K }[keyof T];
@@ -63,11 +61,6 @@ export function compact<T extends Record<string, unknown>>(obj: T): Compacted<T>
     out[k] = v;
   }
   return out as Compacted<T>;
-}
-
-/** Typed constructor of an `event` service call. */
-export function eventCall<T extends EventType>(type: T, action: EventActionsByType[T], body: EventBodies[T]): ServiceCall {
-  return { op: "event", type, action, body } as ServiceCall;
 }
 
 /** Shopify address → the service's address object; undefined when nothing is left. */

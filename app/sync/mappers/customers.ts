@@ -8,7 +8,7 @@
  * leaves out is unknown, never empty: since API 2025-01 customers/update carries no tags, consent
  * or sales totals, and nothing is removed or reset for their absence.
  */
-import type { CustomerEvent, PersonUpsert, ServiceCall, UserEvent } from "../../services/marketing/schemas";
+import type { CustomerEvent, PersonUpsert, ServiceCall } from "../../services/marketing/schemas";
 import { customerSubscriptions } from "./subscriptions";
 import { decideConsent, emptyConsentMemory, isReturnedEcho, type ConsentDecision, type ConsentInput } from "../consent";
 import type {
@@ -20,7 +20,8 @@ import type {
   PurchasingSummaryPayload,
   SegmentMembershipPayload,
 } from "../payloads";
-import { amount, cleanEmail, compact, currencyOf, customerLinks, eventCall, mapAddress, personRef } from "./common";
+import { amount, cleanEmail, compact, currencyOf, customerLinks, mapAddress, personRef } from "./common";
+import { customerEventBody, eventCall, userEventBody } from "../event-bodies";
 import { priorOf, type CustomerSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 
 export function customerObjectKey(customerId: string): string {
@@ -154,15 +155,10 @@ function planPerson(
   return { decision, calls, next: { ...base, email, ...remembered, consent: decision.next } };
 }
 
-function customerEventBody(c: CustomerPayload, email: string | null, ctx: SyncContext): CustomerEvent | null {
-  const ref = personRef(email, c.id);
-  // Stryker disable next-line ConditionalExpression: customerPayload requires the id, so a person reference always exists
-  if (!ref) return null;
+function customerBodyFrom(c: CustomerPayload, email: string | null, ctx: SyncContext): CustomerEvent {
   const name = [c.first_name, c.last_name].filter((s) => s && s.trim() !== "").join(" ");
   const currency = currencyOf(c.currency);
-  return compact({
-    ...ref,
-    source: ctx.settings.source,
+  return customerEventBody(personRef(email, c.id), ctx.settings.source, {
     id: c.id,
     is_contact: ctx.settings.customerEventsCreateContacts,
     first_name: c.first_name,
@@ -179,7 +175,7 @@ function customerEventBody(c: CustomerPayload, email: string | null, ctx: SyncCo
     address: mapAddress(c.default_address),
     ...customerLinks(c, ctx),
     subscriptions: customerSubscriptions(ctx),
-  }) as CustomerEvent;
+  });
 }
 
 /** customers/create, customers/update. */
@@ -213,9 +209,7 @@ export function mapCustomerUpsert(action: "created" | "updated", c: CustomerPayl
   const calls: ServiceCall[] = [...person.calls];
 
   // An unchanged customer event is dropped by the pipeline's content hash.
-  const body = customerEventBody(c, email, ctx);
-  // Stryker disable next-line ConditionalExpression: body is null only without a person reference, which customerEventBody never lacks
-  if (body) calls.push(eventCall("customer", action, body));
+  calls.push(eventCall("customer", action, customerBodyFrom(c, email, ctx)));
   return {
     objectKey,
     objectUpdatedAt: c.updated_at,
@@ -237,16 +231,13 @@ export function mapCustomerDelete(c: CustomerPayload, ctx: SyncContext): SyncPla
   if (ctx.settings.deleteContactOnCustomerDelete && email) {
     return { objectKey, objectUpdatedAt: null, calls: [{ op: "person.delete", idOrEmail: email }], nextState };
   }
-  const ref = personRef(email, c.id);
-  const body = compact({
-    ...ref,
-    source: ctx.settings.source,
+  const body = customerEventBody(personRef(email, c.id), ctx.settings.source, {
     id: c.id,
     // A deletion must never create a contact, whatever customerEventsCreateContacts says.
     is_contact: false,
     customer_email: email,
     modified_at: ctx.now.toISOString(),
-  }) as CustomerEvent;
+  });
   return {
     objectKey,
     objectUpdatedAt: null,
@@ -268,12 +259,9 @@ export function mapCustomerAccount(change: "enabled" | "disabled", c: CustomerPa
   const objectKey = customerObjectKey(c.id);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
   const email = cleanEmail(c.email) ?? prior?.email ?? null;
-  const ref = personRef(email, c.id);
   const action = change === "enabled" && !prior?.account ? "created" : "updated";
   const displayName = [c.first_name, c.last_name].filter((s) => s && s.trim() !== "").join(" ");
-  const body = compact({
-    ...ref,
-    source: ctx.settings.source,
+  const body = userEventBody(personRef(email, c.id), ctx.settings.source, {
     id: c.id,
     is_contact: change === "enabled" ? ctx.settings.customerEventsCreateContacts : false,
     username: email,
@@ -284,7 +272,7 @@ export function mapCustomerAccount(change: "enabled" | "disabled", c: CustomerPa
     status: change,
     created_at: c.created_at,
     modified_at: c.updated_at,
-  }) as UserEvent;
+  });
   const base = prior ?? freshState(email);
   const profile = { ...base.profile, ...compact({ firstName: c.first_name, lastName: c.last_name, phone: c.phone }) };
   const nextState: CustomerSyncState = { ...base, account: change, ...(Object.keys(profile).length > 0 ? { profile } : {}) };
@@ -376,11 +364,8 @@ export function mapPurchasingSummary(p: PurchasingSummaryPayload, ctx: SyncConte
   const objectKey = customerObjectKey(p.customerId);
   if (prior?.deleted) return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "customer was deleted" };
   const email = prior?.email ?? null;
-  const ref = personRef(email, p.customerId);
   const currency = currencyOf(p.amountSpent?.currencyCode);
-  const body = compact({
-    ...ref,
-    source: ctx.settings.source,
+  const body = customerEventBody(personRef(email, p.customerId), ctx.settings.source, {
     id: p.customerId,
     // Sales totals alone must not create a contact.
     is_contact: false,
@@ -389,7 +374,7 @@ export function mapPurchasingSummary(p: PurchasingSummaryPayload, ctx: SyncConte
     modified_at: p.occurredAt,
     purchase_count: p.numberOfOrders ?? undefined,
     purchase_value: amount(p.amountSpent?.amount, currency),
-  }) as CustomerEvent;
+  });
   return { objectKey, objectUpdatedAt: null, calls: [eventCall("customer", "updated", body)], nextState: ctx.prior };
 }
 

@@ -4,20 +4,11 @@
  * Amounts use the shop-currency fields (total_price, total_tax…) with `currency`, exact.
  * `order/completed` is sent once, when settings.orderCompletedOn is met (tracked in nextState).
  */
-import type { OrderEvent, ServiceCall } from "../../services/marketing/schemas";
+import type { ServiceCall } from "../../services/marketing/schemas";
 import type { ShopSettings } from "../settings";
 import type { OrderEditedPayload, OrderPayload } from "../payloads";
-import {
-  amount,
-  cleanEmail,
-  compact,
-  currencyOf,
-  eventCall,
-  mapAddress,
-  mapOrderLines,
-  personRef,
-  revenueHash,
-} from "./common";
+import { amount, cleanEmail, compact, currencyOf, mapAddress, mapOrderLines, personRef, revenueHash } from "./common";
+import { eventCall, orderEventBody } from "../event-bodies";
 import { priorOf, type OrderSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 import { sumMinor, fromMinor } from "../money";
 
@@ -185,7 +176,7 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
     };
   }
 
-  const body = { ...ref, source: ctx.settings.source, ...fields } as OrderEvent;
+  const bodyWith = (more: { status?: string; occurred_at: string }) => orderEventBody(ref, ctx.settings.source, { ...fields, ...more });
   const calls: ServiceCall[] = [];
 
   // orders/paid or orders/fulfilled can overtake orders/create (they are sent moments apart):
@@ -193,18 +184,18 @@ export function mapOrder(topic: OrderTopicAction, o: OrderPayload, ctx: SyncCont
   const announces = !base.created && (topic === "create" || (prior === null && (topic === "paid" || topic === "fulfilled")));
   if (announces) {
     // processed_at is the order's date in Shopify (an imported order's original date); created_at when the app made it.
-    calls.push(eventCall("order", "created", { ...body, occurred_at: o.processed_at ?? o.created_at ?? ctx.now.toISOString() }));
+    calls.push(eventCall("order", "created", bodyWith({ occurred_at: o.processed_at ?? o.created_at ?? ctx.now.toISOString() })));
   } else {
     // An update that changes nothing we send is dropped by the pipeline's content hash.
     // The first the service hears of an order (a history import, the reconcile sweep, an order
     // placed before the install) is the order itself: dated when it was placed, not last touched.
     const placed = prior === null ? (o.processed_at ?? o.created_at) : null;
     const at = topic === "cancelled" ? (o.cancelled_at ?? o.updated_at) : (placed ?? o.updated_at);
-    const status = topic === "cancelled" ? "cancelled" : body.status;
-    calls.push(eventCall("order", "updated", { ...body, status, occurred_at: at ?? ctx.now.toISOString() }));
+    const status = topic === "cancelled" ? "cancelled" : fields.status;
+    calls.push(eventCall("order", "updated", bodyWith({ status, occurred_at: at ?? ctx.now.toISOString() })));
   }
   if (completes) {
-    calls.push(eventCall("order", "completed", { ...body, status: "completed", occurred_at: o.updated_at ?? ctx.now.toISOString() }));
+    calls.push(eventCall("order", "completed", bodyWith({ status: "completed", occurred_at: o.updated_at ?? ctx.now.toISOString() })));
   }
 
   return {
@@ -226,7 +217,7 @@ export function mapOrderDelete(orderId: string, ctx: SyncContext): SyncPlan {
   if (prior?.test) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: TEST_ORDER };
   const ref = personRef(prior?.email ?? null, prior?.customerId ?? null);
   if (!ref) return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "order never synced: no person to attach the deletion to" };
-  const body: OrderEvent = { ...ref, source: ctx.settings.source, id: orderId, occurred_at: ctx.now.toISOString() };
+  const body = orderEventBody(ref, ctx.settings.source, { id: orderId, occurred_at: ctx.now.toISOString() });
   return { objectKey, objectUpdatedAt: null, calls: [eventCall("order", "deleted", body)], nextState };
 }
 
@@ -244,13 +235,11 @@ export function mapOrderEdited(p: OrderEditedPayload, ctx: SyncContext): SyncPla
   if (!prior || !ref) {
     return { objectKey, objectUpdatedAt: null, calls: [], nextState: prior, skipped: "order never synced: no person to attach the edit to" };
   }
-  const body = compact({
-    ...ref,
-    source: ctx.settings.source,
+  const body = orderEventBody(ref, ctx.settings.source, {
     id: edit.order_id,
     occurred_at: edit.committed_at ?? edit.created_at ?? ctx.now.toISOString(),
     status: prior.status,
     currency: prior.currency,
-  }) as OrderEvent;
+  });
   return { objectKey, objectUpdatedAt: null, calls: [eventCall("order", "updated", body)], nextState: prior };
 }

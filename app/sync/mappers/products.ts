@@ -8,7 +8,8 @@
 import type { ProductEvent, ProductVariant } from "../../services/marketing/schemas";
 import { compareMoney } from "../money";
 import type { ProductPayload } from "../payloads";
-import { amount, compact, currencyOf, eventCall, productUrl, storeActorReferenceId } from "./common";
+import { amount, compact, currencyOf, productUrl, storeActorReferenceId } from "./common";
+import { eventCall, productEventBody } from "../event-bodies";
 import { priorOf, type ProductSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 
 export function productObjectKey(productId: string): string {
@@ -65,7 +66,12 @@ function minPrice(p: ProductPayload, currency: string | undefined): number | und
   return amount(min, currency);
 }
 
-export function productEventBody(p: ProductPayload, ctx: SyncContext): ProductEvent {
+/** The store, in whose name product events are sent (products have no person). */
+function storeActor(ctx: SyncContext) {
+  return { referenceId: storeActorReferenceId(ctx.shopDomain) };
+}
+
+export function productBodyFrom(p: ProductPayload, ctx: SyncContext): ProductEvent {
   const currency = currencyOf(ctx.currency);
   const variants: ProductVariant[] = p.variants
     .filter((v) => v.id !== null)
@@ -82,9 +88,7 @@ export function productEventBody(p: ProductPayload, ctx: SyncContext): ProductEv
   const categoryName = typeof p.category === "string" ? p.category : (p.category?.full_name ?? p.category?.name ?? null);
   const categories = [...new Set([p.product_type, categoryName].filter((c): c is string => !!c && c.trim() !== ""))];
   const description = htmlToText(p.body_html);
-  return compact({
-    referenceId: storeActorReferenceId(ctx.shopDomain),
-    source: ctx.settings.source,
+  return productEventBody(storeActor(ctx), ctx.settings.source, {
     id: p.id,
     name: p.title,
     description,
@@ -106,7 +110,7 @@ export function productEventBody(p: ProductPayload, ctx: SyncContext): ProductEv
     variant_id: single?.id,
     created_at: p.created_at,
     modified_at: p.updated_at,
-  }) as ProductEvent;
+  });
 }
 
 function productState(advertised: boolean, deleted = false): ProductSyncState {
@@ -126,11 +130,11 @@ export function mapProduct(topic: "create" | "update", p: ProductPayload, ctx: S
     if (!wasAdvertised) {
       return { objectKey, objectUpdatedAt, calls: [], nextState: productState(false), skipped: `product is not live (status ${p.status ?? "unknown"}, ${p.published_at ? "published" : "unpublished"}): not advertised` };
     }
-    const body: ProductEvent = { referenceId: storeActorReferenceId(ctx.shopDomain), source: ctx.settings.source, id: p.id, ...(p.updated_at ? { modified_at: p.updated_at } : {}) };
+    const body = productEventBody(storeActor(ctx), ctx.settings.source, { id: p.id, modified_at: p.updated_at });
     return { objectKey, objectUpdatedAt, calls: [eventCall("product", "deleted", body)], nextState: productState(false) };
   }
 
-  const body = productEventBody(p, ctx);
+  const body = productBodyFrom(p, ctx);
   // created: a create, or a product we withdrew/never announced going live. An update that
   // changes nothing we send (inventory) is dropped by the pipeline's content hash.
   const action = topic === "create" || prior?.advertised === false ? "created" : "updated";
@@ -145,11 +149,6 @@ export function mapProductDelete(productId: string, ctx: SyncContext): SyncPlan 
   if (prior?.advertised === false) {
     return { objectKey, objectUpdatedAt: null, calls: [], nextState, skipped: "product was never advertised (or already withdrawn)" };
   }
-  const body: ProductEvent = {
-    referenceId: storeActorReferenceId(ctx.shopDomain),
-    source: ctx.settings.source,
-    id: productId,
-    modified_at: ctx.now.toISOString(),
-  };
+  const body = productEventBody(storeActor(ctx), ctx.settings.source, { id: productId, modified_at: ctx.now.toISOString() });
   return { objectKey, objectUpdatedAt: null, calls: [eventCall("product", "deleted", body)], nextState };
 }

@@ -4,10 +4,10 @@
  * A refund payload names no person; it shares the order's object key so the order's state
  * (email, customer id, total, refunded so far) is the prior.
  */
-import type { CustomEvent, OrderEvent } from "../../services/marketing/schemas";
 import { compareMoney, fromMinor, minorToDecimal, sumMinor, toMinor } from "../money";
 import type { RefundPayload } from "../payloads";
-import { amount, compact, currencyOf, eventCall, personRef } from "./common";
+import { amount, compact, currencyOf, personRef } from "./common";
+import { customEventBody, eventCall, orderEventBody } from "../event-bodies";
 import { priorOf, type SyncContext, type SyncPlan } from "../plan-contract";
 import { orderObjectKey, TEST_ORDER } from "./orders";
 
@@ -116,11 +116,9 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
     }),
   );
 
-  const refundEvent: CustomEvent = {
-    ...ref,
-    source: ctx.settings.source,
+  const refundEvent = customEventBody(ref, ctx.settings.source, {
     eventName: ORDER_REFUNDED_EVENT,
-    properties: compact({
+    properties: {
       order_id: r.order_id,
       refund_id: r.id,
       amount: fromMinor(paidBack.minor, paidBack.currency),
@@ -128,16 +126,9 @@ export function mapRefund(r: RefundPayload, ctx: SyncContext): SyncPlan {
       items,
       note: r.note,
       occurred_at: occurredAt,
-    }),
-  };
-  const orderUpdate = compact({
-    ...ref,
-    source: ctx.settings.source,
-    id: r.order_id,
-    occurred_at: occurredAt,
-    status,
-    currency,
-  }) as OrderEvent;
+    },
+  });
+  const orderUpdate = orderEventBody(ref, ctx.settings.source, { id: r.order_id, occurred_at: occurredAt, status, currency });
 
   return {
     objectKey,

@@ -16,21 +16,15 @@
  *
  * The payloads name the customer only by id, so the person is `referenceId` = customer id.
  */
-import type {
-  CustomerEvent,
-  CustomEvent,
-  ServiceCall,
-  SubscriptionAction,
-  SubscriptionEvent,
-  SubscriptionLineItem,
-} from "../../services/marketing/schemas";
+import type { CustomerEvent, ServiceCall, SubscriptionAction, SubscriptionLineItem } from "../../services/marketing/schemas";
 import { fromMinor, multiplyMinor } from "../money";
 import type {
   SubscriptionBillingAttemptPayload,
   SubscriptionBillingCyclePayload,
   SubscriptionContractPayload,
 } from "../payloads";
-import { amount, compact, currencyOf, eventCall, lineUrl, personRef } from "./common";
+import { amount, compact, currencyOf, lineUrl, personRef, type PersonRef } from "./common";
+import { customerEventBody, customEventBody, eventCall, subscriptionEventBody } from "../event-bodies";
 import { priorOf, type SubscriptionSyncState, type SyncContext, type SyncPlan } from "../plan-contract";
 
 interface StateEntry {
@@ -204,9 +198,8 @@ function cycleAmount(s: SubscriptionContractPayload, currency: string | undefine
   return s.lines.length > 0 ? fromMinor(total, currency) : null;
 }
 
-function customEvent(ref: NonNullable<ReturnType<typeof personRef>>, ctx: SyncContext, eventName: string, properties: Record<string, unknown>): ServiceCall {
-  const body = { ...ref, source: ctx.settings.source, eventName, properties: compact(properties) } as CustomEvent;
-  return { op: "event.custom", body };
+function customEvent(ref: PersonRef, ctx: SyncContext, eventName: string, properties: Record<string, unknown>): ServiceCall {
+  return { op: "event.custom", body: customEventBody(ref, ctx.settings.source, { eventName, properties }) };
 }
 
 /** Which state a contract webhook reports: a status change speaks louder than the topic. */
@@ -257,14 +250,12 @@ export function mapSubscription(topic: string, s: SubscriptionContractPayload, c
   const calls: ServiceCall[] = [];
   if (entry.action) {
     const products = lineItems(s, currency, ctx);
-    const body = compact({
-      ...ref,
-      source: ctx.settings.source,
+    const body = subscriptionEventBody(ref, ctx.settings.source, {
       id: s.id,
       url: subscriptionUrl(ctx.storefrontUrl),
       currency,
       products: products.length > 0 ? products : undefined,
-    }) as SubscriptionEvent;
+    });
     calls.push(eventCall("subscription", entry.action, body));
   }
   if (entry.eventName) {
@@ -290,18 +281,8 @@ export function mapSubscription(topic: string, s: SubscriptionContractPayload, c
 }
 
 /** customer/updated carrying the customer's subscriptions[] (and nothing else of the customer). */
-function customerStatusCall(
-  ref: NonNullable<ReturnType<typeof personRef>>,
-  customerId: string,
-  own: { id: string; state: SubscriptionSyncState },
-  ctx: SyncContext,
-): ServiceCall {
-  const body = compact({
-    ...ref,
-    source: ctx.settings.source,
-    id: customerId,
-    subscriptions: customerSubscriptions(ctx, own),
-  }) as CustomerEvent;
+function customerStatusCall(ref: PersonRef, customerId: string, own: { id: string; state: SubscriptionSyncState }, ctx: SyncContext): ServiceCall {
+  const body = customerEventBody(ref, ctx.settings.source, { id: customerId, subscriptions: customerSubscriptions(ctx, own) });
   return eventCall("customer", "updated", body);
 }
 
@@ -314,13 +295,11 @@ export function mapBillingAttempt(topic: string, a: SubscriptionBillingAttemptPa
   const ref = personRef(null, prior?.customerId ?? null);
   if (!ref) return { objectKey, objectUpdatedAt: null, calls: [], nextState: ctx.prior, skipped: NOT_SYNCED };
   const action = SUBSCRIPTION_STATES[STATE_OF_TOPIC.get(topic) as "renewed" | "renewal_failed"].action;
-  const body = compact({
-    ...ref,
-    source: ctx.settings.source,
+  const body = subscriptionEventBody(ref, ctx.settings.source, {
     id: a.subscription_contract_id,
     url: subscriptionUrl(ctx.storefrontUrl),
     currency: currencyOf(prior?.currency, ctx.currency),
-  }) as SubscriptionEvent;
+  });
   const attempt = a.id ?? a.idempotency_key ?? a.order_id ?? ctx.now.toISOString();
   return {
     objectKey,
