@@ -450,7 +450,7 @@ const measured: Measured[] = [];
 const T0 = performance.now();
 try {
   for (let i = 0; i < o.warmup; i++) await webhook();
-  callsPerWebhook.clear(); // the first round of the worker also refreshes the shop's tracker
+  callsPerWebhook.clear(); // the worker's first pass also refreshes the shop's tracker
   measured.push(
     await measure(
       "webhook",
