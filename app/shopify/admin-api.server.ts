@@ -46,7 +46,8 @@ export class NoOfflineSession extends Error {
   override readonly name = "NoOfflineSession";
   constructor(
     message: string,
-    readonly reason: "none" | "expired",
+    /** none: never stored; expired: its refresh token ran out; revoked: Shopify refused the refresh (an uninstall revokes it). */
+    readonly reason: "none" | "expired" | "revoked",
   ) {
     super(message);
   }
@@ -141,7 +142,13 @@ function refresh(shop: string, refused: string | undefined): Promise<Session> {
         // Stored before expiring tokens were turned on: exchanged once for an expiring pair.
         ({ session: fresh } = await a.auth.migrateToExpiringToken({ shop, nonExpiringOfflineAccessToken: stored.accessToken! }));
       } else if (stored.refreshToken && (!stored.refreshTokenExpires || stored.refreshTokenExpires.getTime() > Date.now())) {
-        ({ session: fresh } = await a.auth.refreshToken({ shop, refreshToken: stored.refreshToken }));
+        ({ session: fresh } = await a.auth.refreshToken({ shop, refreshToken: stored.refreshToken }).catch((error: unknown) => {
+          // OAuth's answer to a grant it no longer honours (RFC 6749 §5.2: 400 invalid_grant).
+          if (error instanceof HttpResponseError && (error.response.code === 400 || error.response.code === 401)) {
+            throw new NoOfflineSession(`Shopify refused to refresh the offline token of ${shop} (HTTP ${error.response.code}): revoked, as an uninstall does; the merchant must open the app again`, "revoked");
+          }
+          throw error;
+        }));
       } else {
         throw new NoOfflineSession(`the offline token of ${shop} expired and cannot be refreshed: the merchant must open the app again`, "expired");
       }

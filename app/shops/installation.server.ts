@@ -9,8 +9,8 @@ import { installationFromStatus, type Installation } from "./installed";
  * `app/uninstalled` replayed later is genuine to the HMAC. Shopify revokes the token at uninstall,
  * so the token's answer is the confirmation the webhook itself cannot give.
  *
- * - revoked: Shopify refuses the token (401, and its refresh too) or no longer knows the shop
- *   (404): the app is gone;
+ * - revoked: Shopify refuses the token (401, and its refresh too), refuses to refresh an
+ *   expired one, or no longer knows the shop (404): the app is gone;
  * - installed: the token works (or the shop is frozen, 402/423: still installed); `scopes` are
  *   the ones Shopify reports as granted now;
  * - no-token: the app holds no offline token for the shop, so nothing can be asked (and nothing
@@ -35,6 +35,8 @@ export async function checkInstallation(shop: string): Promise<Installation> {
     return { state: "installed", scopes: data.currentAppInstallation.accessScopes.map((s) => s.handle) };
   } catch (error) {
     if (error instanceof NoOfflineSession && error.reason === "none") return { state: "no-token" };
+    // Its token had expired and Shopify refused to refresh it: revoked, as an uninstall does.
+    if (error instanceof NoOfflineSession && error.reason === "revoked") return { state: "revoked" };
     const code = (error as { response?: { code?: unknown } }).response?.code;
     const proven = installationFromStatus(code);
     if (proven) return proven;

@@ -271,6 +271,17 @@ describeEachDatabase("privacy requests", (kind) => {
       expect(res.status).toBe(404);
     }, 120_000);
 
+    it("app/uninstalled after the stored token's hour is up: Shopify refuses the refresh, and the uninstall is confirmed", async () => {
+      const { shop } = await seeded();
+      await install(h, shop);
+      // The app last used the shop's token over an hour ago: it must refresh before it can ask.
+      await h.app.db.sql.query(`UPDATE "Session" SET expires = now() - interval '1 minute' WHERE shop = $1 AND "isOnline" = false`, [shop]);
+      h.app.admin.uninstall(shop); // the refresh token is revoked with the rest
+      await deliver(shop, "app/uninstalled", { id: 1, myshopify_domain: shop, domain: "privacy.example.com" });
+      expect((await h.app.db.prisma.shop.findUnique({ where: { domain: shop } }))?.uninstalledAt).not.toBeNull();
+      expect((await rowCounts(shop)).Session).toBe(0);
+    }, 120_000);
+
     it("shop/redact purges every row of the shop, its key included; the neighbour keeps all of its rows", async () => {
       const { shop, other, target } = await seeded();
       await install(h, shop);
