@@ -11,6 +11,7 @@ import { connectShop } from "~/backfill/connect.server";
 import { startEmulator, type Emulator, type RecordedRequest } from "../../dev/emulator/server";
 import { startFakeAdmin, type FakeAdmin } from "../../dev/shopify/fake-admin";
 import { customerEmail, startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
+import { seedMigratedPgliteDir } from "../support/database";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET } from "../support/env";
 import { storeOfflineSession } from "../../dev/shopify/offline-session";
 import { appProcessEnv, spawnApp, type AppProcess } from "../support/processes";
@@ -61,6 +62,7 @@ describe("history import: SIGKILL of the real server mid-import (PGlite)", () =>
     // A migrated directory: the shop connected, its offline session (an expiring token, as token
     // exchange gives), and the import queued. Closed again: PGlite is one process's.
     applyTestEnv({ PGLITE_DATA_DIR: dataDir, MARKETING_API_URL: emu.url, SHOPIFY_ADMIN_API_ORIGIN: admin.url });
+    await seedMigratedPgliteDir(dataDir);
     const db = openDatabase({ kind: "pglite", dataDir });
     let runId: string;
     try {

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "~/db.server";
 import { LOCK_FILE, lockDataDir } from "~/db/data-dir-lock.server";
+import { seedMigratedPgliteDir } from "../support/database";
 import { appProcessEnv, ROOT_DIR, spawnApp, type AppProcess } from "../support/processes";
 
 /**
@@ -112,6 +113,7 @@ describe("PGlite data directory lock", () => {
 
   it("refuses a second open of the same directory within one process; memory:// is never locked", { timeout: 120_000 }, async () => {
     const dir = path.join(dataDir, "in-process");
+    await seedMigratedPgliteDir(dir);
     const db = openDatabase({ kind: "pglite", dataDir: dir });
     try {
       expect(() => openDatabase({ kind: "pglite", dataDir: dir })).toThrow(`is in use by process ${process.pid}`);
@@ -149,6 +151,7 @@ describe("PGlite WAL segments", () => {
   // recorded orders (measured 2026-11-25, commit b7768e4); only its last byte is written now.
   it("starts a new WAL segment without writing 16 MB of zeros first", { timeout: 120_000 }, async () => {
     const dir = path.join(dataDir, "wal");
+    await seedMigratedPgliteDir(dir);
     const db = openDatabase({ kind: "pglite", dataDir: dir });
     try {
       await db.sql.query("SELECT pg_switch_wal()");

@@ -1,7 +1,7 @@
 // The web pixel's carts as the service receives them (the pixel's own code, run in Node with the API
 // Shopify hands it, posting through a stand-in for Shopify's app proxy to the app and the emulator):
 // adds made on one page without a reload all reach the service's cart, and a big cart arrives whole.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { STOREFRONT_POLICY } from "~/storefront/storefront-policy";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
@@ -77,6 +77,8 @@ beforeAll(async () => {
         _pixelInfo: {},
       }),
   };
+  // The pixel registers itself when its module runs: run it afresh for this file.
+  vi.resetModules();
   await import("../../extensions/storefront-events/src/index");
 });
 afterAll(async () => {

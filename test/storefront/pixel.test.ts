@@ -2,7 +2,7 @@
 // Shopify hands it, posting through a stand-in for Shopify's app proxy (which signs and forwards,
 // as Shopify does) to the app, and on to the emulator: the pixel's bodies are what the app accepts.
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { startSigningProxy, type SigningProxy } from "./support";
@@ -58,6 +58,8 @@ beforeAll(async () => {
         _pixelInfo: {},
       }),
   };
+  // The pixel registers itself when its module runs: run it afresh for this file.
+  vi.resetModules();
   await import("../../extensions/storefront-events/src/index");
 });
 afterAll(async () => {

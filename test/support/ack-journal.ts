@@ -7,6 +7,7 @@ import { afterEach, beforeEach } from "vitest";
 import { installDatabase, openDatabase, type Database } from "~/db.server";
 import { ACK_JOURNAL_FILE, ACK_JOURNAL_POLICY } from "~/pipeline/ack-journal.server";
 import { receiveNodeWebhook } from "~/webhooks/ingest.server";
+import { seedMigratedPgliteDir } from "./database";
 import { applyTestEnv } from "./env";
 import { sendWebhook } from "./webhooks";
 
@@ -49,6 +50,7 @@ export function journalTestbed() {
   beforeEach(async () => {
     applyTestEnv();
     bed.dataDir = mkdtempSync(path.join(tmpdir(), "ms-journal-"));
+    await seedMigratedPgliteDir(bed.dataDir);
     await bed.open();
     await bed.db.prisma.shop.create({ data: { domain: JOURNAL_SHOP } });
     const server = createServer((req, res) => receiveNodeWebhook(req, res, () => res.writeHead(500).end()));

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { PGlite, Transaction } from "@electric-sql/pglite";
 import pg from "pg";
 import { describe } from "vitest";
 import { openDatabase, installDatabase, type Database } from "~/db.server";
 import { applyMigrations, listMigrations, type SqlQueryable } from "~/db/migrate.server";
+import { LOCK_FILE } from "~/db/data-dir-lock.server";
 import { openPglite, pgliteStartParams } from "~/db/pglite.server";
 
 export type DatabaseKind = "pglite" | "postgres";
@@ -127,6 +128,43 @@ async function migratedPgliteDump(): Promise<Blob> {
   } finally {
     await pglite.close();
   }
+}
+
+/**
+ * Fills an empty on-disk PGlite directory with a copy of a migrated one, as the app's first start
+ * would leave it: PGlite's initdb runs in a child process and cost ~10 CPU-seconds per
+ * directory (2026-11-28), the largest part of the tests that start app processes. Tests of the
+ * first start itself leave their directory empty.
+ */
+export async function seedMigratedPgliteDir(dataDir: string): Promise<void> {
+  if (existsSync(path.join(dataDir, "PG_VERSION"))) return;
+  cpSync(await pgliteDirTemplate(), dataDir, { recursive: true });
+}
+
+/** A migrated on-disk PGlite directory, made once per set of migrations (as pgliteTemplate). */
+let pgliteDir: Promise<string> | undefined;
+function pgliteDirTemplate(): Promise<string> {
+  pgliteDir ??= (async () => {
+    const dir = path.join(TEMPLATE_DIR, `pglite-dir-${await migrationsKey()}`);
+    if (existsSync(path.join(dir, "PG_VERSION"))) return dir;
+    mkdirSync(TEMPLATE_DIR, { recursive: true });
+    for (const old of readdirSync(TEMPLATE_DIR)) if (old.startsWith("pglite-dir-") && old !== path.basename(dir)) rmSync(path.join(TEMPLATE_DIR, old), { recursive: true, force: true });
+    const building = `${dir}.${process.pid}`;
+    const db = openDatabase({ kind: "pglite", dataDir: building });
+    try {
+      await db.migrate();
+    } finally {
+      await db.close();
+    }
+    rmSync(path.join(building, LOCK_FILE), { force: true });
+    try {
+      renameSync(building, dir);
+    } catch {
+      rmSync(building, { recursive: true, force: true }); // another process made it meanwhile
+    }
+    return dir;
+  })();
+  return pgliteDir;
 }
 
 /**

@@ -3,6 +3,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { installDatabase, openDatabase, type DatabaseTarget } from "~/db.server";
 import { connectShop } from "~/backfill/connect.server";
+import { seedMigratedPgliteDir } from "./database";
 import { applyTestEnv, TEST_API_KEY, TEST_API_SECRET, TEST_ENCRYPTION_KEY } from "./env";
 
 export const ROOT_DIR = path.resolve(import.meta.dirname, "../..");
@@ -156,6 +157,7 @@ export async function prepareConnectedDatabase(
   service: { url: string; apiKey: string },
 ): Promise<void> {
   applyTestEnv({ ...(target.kind === "pglite" ? { PGLITE_DATA_DIR: target.dataDir } : {}), MARKETING_API_URL: service.url });
+  if (target.kind === "pglite") await seedMigratedPgliteDir(target.dataDir);
   const db = openDatabase(target);
   try {
     await db.migrate();
