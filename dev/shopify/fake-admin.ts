@@ -118,6 +118,12 @@ export interface FakeAdmin {
   addShop(shop: Partial<FakeShop> & { domain: string }): FakeShop;
   /** Answers GraphQL operations whose query contains `match`. */
   onGraphql(match: string, resolver: GraphqlResolver): void;
+  /**
+   * Forgets what a test set up: the resolvers added after start, throttling and the query cost
+   * limit, the calls and requests recorded. Shops and their tokens stay (the app's process keeps
+   * one fake Admin: it routes Admin API calls to one origin).
+   */
+  reset(): void;
   /** Shopify's cost bucket of each shop, now. */
   bucket(shop: string): ThrottleStatus;
   /** Sets every shop's bucket (size, restore rate; `currentlyAvailable`: its level now). */
@@ -172,6 +178,7 @@ export async function startFakeAdmin(
   const answered: Record<string, number> = {};
   const costRefused: Record<string, number> = {};
   let maxCost: number | undefined;
+  let builtInResolvers = 0;
 
   const addShop: FakeAdmin["addShop"] = (shop) => {
     const full: FakeShop = {
@@ -428,6 +435,13 @@ export async function startFakeAdmin(
     shops,
     addShop,
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),
+    reset: () => {
+      resolvers.length = builtInResolvers;
+      buckets.reset();
+      maxCost = undefined;
+      calls.length = 0;
+      requests.length = 0;
+    },
     bucket: (shop) => buckets.status(shop),
     throttle: (bucket) => buckets.configure(bucket),
     limitQueryCost: (points) => {
@@ -449,6 +463,7 @@ export async function startFakeAdmin(
   admin.onGraphql("accessScopes", (_q, _v, domain) => ({
     currentAppInstallation: { accessScopes: (shops.get(domain)?.scopes.split(",").filter(Boolean) ?? []).map((handle) => ({ handle })) },
   }));
+  builtInResolvers = resolvers.length;
   return admin;
 }
 

@@ -146,6 +146,13 @@ export class CostBuckets {
   private fill: number | undefined;
   private settings: Omit<ThrottleStatus, "currentlyAvailable"> = { maximumAvailable: 1_000, restoreRate: 100 };
 
+  /** Every shop's bucket full again, at Shopify's standard size and rate. */
+  reset(): void {
+    this.levels.clear();
+    this.fill = undefined;
+    this.settings = { maximumAvailable: 1_000, restoreRate: 100 };
+  }
+
   /** Sets the bucket's size and restore rate for every shop; `currentlyAvailable` fills (or empties) it now. */
   configure(bucket: Partial<ThrottleStatus>): void {
     const { currentlyAvailable, ...rest } = bucket;

@@ -164,4 +164,16 @@ describe("the fake Shopify Admin", () => {
     // The access token is never listed.
     expect(JSON.stringify(await (await fetch(`${admin.url}/__requests`)).json())).not.toContain(token);
   });
+
+  it("reset forgets a test's resolvers and throttling, and answers from the schema again", async () => {
+    const shopQuery = `query ShopName { shop { name } }`;
+    const before = await graphql(shopQuery);
+    admin.onGraphql("ShopName", () => ({ shop: { name: "set up by a test" } }));
+    admin.throttle({ currentlyAvailable: 0, restoreRate: 0 });
+    expect((await graphql(shopQuery)).errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: "THROTTLED" }) })]);
+    admin.reset();
+    const after = await graphql(shopQuery);
+    expect(after.data).toEqual(before.data);
+    expect(after.extensions?.cost).toMatchObject({ throttleStatus: { maximumAvailable: 1_000, restoreRate: 100 } });
+  });
 });
