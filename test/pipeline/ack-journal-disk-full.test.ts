@@ -1,5 +1,8 @@
 import type * as NodeFs from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ACK_JOURNAL_POLICY } from "~/pipeline/ack-journal.server";
+import { moveJournaledDeliveries } from "~/pipeline/record.server";
+import { journalTestbed } from "../support/ack-journal";
 
 /**
  * The journal's disk fills up (or fails) while webhooks arrive. Shopify must still get its 200,
@@ -26,13 +29,6 @@ vi.mock("node:fs", async (importOriginal) => {
   }) as typeof NodeFs.writeSync;
   return { ...fs, writeSync, default: { ...fs, writeSync } };
 });
-
-// Test files share a process (vitest.config.ts): the app's modules another file loaded use the
-// real node:fs, so this file loads its own copies, which see the mock.
-vi.resetModules();
-const { ACK_JOURNAL_POLICY } = await import("~/pipeline/ack-journal.server");
-const { moveJournaledDeliveries } = await import("~/pipeline/record.server");
-const { journalTestbed } = await import("../support/ack-journal");
 
 const bed = journalTestbed();
 const { order, deliveries, counter, journalText } = bed;

@@ -1,12 +1,13 @@
 // The web pixel's carts as the service receives them (the pixel's own code, run in Node with the API
 // Shopify hands it, posting through a stand-in for Shopify's app proxy to the app and the emulator):
 // adds made on one page without a reload all reach the service's cart, and a big cart arrives whole.
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { STOREFRONT_POLICY } from "~/storefront/storefront-policy";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { startSigningProxy, type SigningProxy } from "./support";
 
+const PIXEL_MODULE = "../../extensions/storefront-events/src/index.ts?file=pixel-carts";
 const SHOP = "pixel-carts.myshopify.com";
 type Callback = (event: unknown) => void;
 
@@ -77,9 +78,9 @@ beforeAll(async () => {
         _pixelInfo: {},
       }),
   };
-  // The pixel registers itself when its module runs: run it afresh for this file.
-  vi.resetModules();
-  await import("../../extensions/storefront-events/src/index");
+  // The pixel registers itself when its module runs: this file's own copy of it (test files
+  // share a process, vitest.config.ts; a query makes another module instance).
+  await import(/* @vite-ignore */ PIXEL_MODULE);
 });
 afterAll(async () => {
   await proxy.close();

@@ -2,11 +2,12 @@
 // Shopify hands it, posting through a stand-in for Shopify's app proxy (which signs and forwards,
 // as Shopify does) to the app, and on to the emulator: the pixel's bodies are what the app accepts.
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { startSigningProxy, type SigningProxy } from "./support";
 
+const PIXEL_MODULE = "../../extensions/storefront-events/src/index.ts?file=pixel";
 const SHOP = "pixel-shop.myshopify.com";
 type Callback = (event: unknown) => void;
 
@@ -58,9 +59,9 @@ beforeAll(async () => {
         _pixelInfo: {},
       }),
   };
-  // The pixel registers itself when its module runs: run it afresh for this file.
-  vi.resetModules();
-  await import("../../extensions/storefront-events/src/index");
+  // The pixel registers itself when its module runs: this file's own copy of it (test files
+  // share a process, vitest.config.ts; a query makes another module instance).
+  await import(/* @vite-ignore */ PIXEL_MODULE);
 });
 afterAll(async () => {
   await proxy.close();
