@@ -267,6 +267,16 @@ describe("the app's own unsubscribe coming back from Shopify (app/consent-return
     expect(statusOf(plan)).toEqual({ skipDoubleOptIn: true });
   });
 
+  it("for another address than the one remembered is not the echo: the address change goes to the service", () => {
+    const at = "2026-03-01T10:00:00Z";
+    const body = consentUpdate("unsubscribed", at);
+    body.email_address = "robert@biller.com";
+    const plan = planWebhook("customers_email_marketing_consent/update", body, makeCtx({ prior: customerState(returned(at)) }));
+    expect(plan.skipped ?? "").not.toContain("coming back from Shopify");
+    expect(plan.calls.length).toBeGreaterThan(0);
+    expect(JSON.stringify(plan.calls)).toContain("robert@biller.com");
+  });
+
   it("an unsubscribe without a consent time is not an echo: a missing time is unknown, not 1970", () => {
     expect(isReturnedEcho(unsubscribedAt(null), returned("2026-03-01T10:00:00Z"))).toBe(false);
     expect(isReturnedEcho(unsubscribedAt(null), returned("1970-01-01T00:00:00Z"))).toBe(false);
