@@ -19,6 +19,7 @@ export default defineConfig({
       "test/sync/event-mapping.test.ts",
       "test/sync/golden.test.ts",
       "test/sync/orders.test.ts",
+      "test/sync/plan-keys.test.ts",
       "test/sync/primitives.test.ts",
     ],
     environment: "node",

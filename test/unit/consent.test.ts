@@ -13,6 +13,7 @@ import {
   consentTableMarkdown,
   decideConsent,
   emptyConsentMemory,
+  isReturnedEcho,
   SHOPIFY_CONSENT_STATES,
   type ConsentMemory,
   type ConsentPhase,
@@ -214,6 +215,88 @@ describe("what a delivery records when no person is pushed", () => {
         }
       }
     }
+  });
+});
+
+describe("the app's own unsubscribe coming back from Shopify (app/consent-return)", () => {
+  /** What app/consent-return remembers after writing the service's unsubscribe to Shopify at `at` (to the second). */
+  function returned(at: string): ConsentMemory {
+    return { state: "unsubscribed", at, optInLevel: "single_opt_in", contact: true, doiRequested: false, returnedAt: at };
+  }
+  const unsubscribedAt = (at: string | null) => ({ state: "unsubscribed" as const, optInLevel: "single_opt_in", consentUpdatedAt: at });
+
+  it("with the same consent time is its echo: nothing is sent to the service, what is remembered stays", () => {
+    const prior = customerState(returned("2026-03-01T10:00:00Z"));
+    const plan = planWebhook("customers_email_marketing_consent/update", consentUpdate("unsubscribed", "2026-03-01T10:00:00Z"), makeCtx({ prior }));
+    expect(plan.calls).toEqual([]);
+    expect(plan.skipped).toBe("the app's own consent write coming back from Shopify: already applied at the service");
+    expect(plan.nextState).toEqual(prior);
+  });
+
+  it("is recognised to the second: Shopify's time with milliseconds or in another zone is the same second", () => {
+    const memory = returned("2026-03-01T10:00:00Z");
+    expect(isReturnedEcho(unsubscribedAt("2026-03-01T10:00:00.000Z"), memory)).toBe(true);
+    expect(isReturnedEcho(unsubscribedAt("2026-03-01T10:00:00.999Z"), memory)).toBe(true);
+    expect(isReturnedEcho(unsubscribedAt("2026-03-01T11:00:00+01:00"), memory)).toBe(true);
+  });
+
+  it("one second later or earlier is not the echo: the person unsubscribed in Shopify, and that unsubscribe is applied", () => {
+    const memory = returned("2026-03-01T10:00:00Z");
+    expect(isReturnedEcho(unsubscribedAt("2026-03-01T10:00:01Z"), memory)).toBe(false);
+    expect(isReturnedEcho(unsubscribedAt("2026-03-01T09:59:59.999Z"), memory)).toBe(false);
+    const prior = customerState(memory);
+    const plan = planWebhook("customers_email_marketing_consent/update", consentUpdate("unsubscribed", "2026-03-01T10:00:01Z"), makeCtx({ prior }));
+    expect(ops(plan)).toEqual(["person.upsert"]);
+  });
+
+  it("a subscribe is never an echo, even at the returned consent time", () => {
+    const memory = returned("2026-03-01T10:00:00Z");
+    expect(isReturnedEcho({ state: "subscribed", optInLevel: "single_opt_in", consentUpdatedAt: "2026-03-01T10:00:00Z" }, memory)).toBe(false);
+    const plan = planWebhook("customers_email_marketing_consent/update", consentUpdate("subscribed", "2026-03-01T10:00:00Z"), makeCtx({ prior: customerState(memory) }));
+    expect(plan.skipped ?? "").not.toContain("coming back from Shopify");
+  });
+
+  it("without a returned consent there is no echo: the same unsubscribe at the same time updates the profile", () => {
+    const at = "2026-03-01T10:00:00Z";
+    const { returnedAt: _, ...written } = returned(at);
+    expect(isReturnedEcho(unsubscribedAt(at), written)).toBe(false);
+    expect(isReturnedEcho(unsubscribedAt(at), null)).toBe(false);
+    expect(isReturnedEcho(unsubscribedAt(at), undefined)).toBe(false);
+    const plan = planWebhook("customers_email_marketing_consent/update", consentUpdate("unsubscribed", at), makeCtx({ prior: customerState(written) }));
+    expect(ops(plan)).toEqual(["person.upsert"]);
+    expect(statusOf(plan)).toEqual({ skipDoubleOptIn: true });
+  });
+
+  it("for another address than the one remembered is not the echo: the address change goes to the service", () => {
+    const at = "2026-03-01T10:00:00Z";
+    const body = consentUpdate("unsubscribed", at);
+    body.email_address = "robert@biller.com";
+    const plan = planWebhook("customers_email_marketing_consent/update", body, makeCtx({ prior: customerState(returned(at)) }));
+    expect(plan.skipped ?? "").not.toContain("coming back from Shopify");
+    expect(plan.calls.length).toBeGreaterThan(0);
+    expect(JSON.stringify(plan.calls)).toContain("robert@biller.com");
+  });
+
+  it("an unsubscribe without a consent time is not an echo: a missing time is unknown, not 1970", () => {
+    expect(isReturnedEcho(unsubscribedAt(null), returned("2026-03-01T10:00:00Z"))).toBe(false);
+    expect(isReturnedEcho(unsubscribedAt(null), returned("1970-01-01T00:00:00Z"))).toBe(false);
+  });
+
+  it("is still recognised after Shopify's customers/update for the same change arrived first", () => {
+    const at = "2026-03-01T10:00:00Z";
+    const update = planWebhook("customers/update", customerWith({ state: "unsubscribed", consent_updated_at: at }), makeCtx({ prior: customerState(returned(at)) }));
+    expect(consentAfter(update).returnedAt).toBe(at);
+    const echo = planWebhook("customers_email_marketing_consent/update", consentUpdate("unsubscribed", at), makeCtx({ prior: update.nextState }));
+    expect(echo.calls).toEqual([]);
+  });
+});
+
+describe("a remembered consent time without a remembered state", () => {
+  it("makes no consent stale: an unsubscribe older than that time is applied", () => {
+    const memory: ConsentMemory = { state: null, at: T1, optInLevel: null, contact: true, doiRequested: false };
+    const d = decideConsent({ state: "unsubscribed", optInLevel: null, consentUpdatedAt: T0 }, memory, TRUST);
+    expect(d.action).toBe("UNSUBSCRIBE");
+    expect(d.upsert).toEqual(UNSUBSCRIBED);
   });
 });
 

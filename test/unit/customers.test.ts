@@ -271,3 +271,39 @@ describe("customers/merge", () => {
     expect(plan).toMatchObject({ calls: [], nextState: gone, skipped: "the merged customer was already deleted" });
   });
 });
+
+describe("the customer's purchase count on its customer event", () => {
+  it("is Shopify's orders_count when it is a whole number, and left out when it is missing", () => {
+    const counted = run("customers/update", customerWith(null, { orders_count: 3 }));
+    expect(eventOf(counted, "customer", "updated").purchase_count).toBe(3);
+    const none = run("customers/update", customerWith(null, { orders_count: 0 }));
+    expect(eventOf(none, "customer", "updated").purchase_count).toBe(0);
+    const unknown = run("customers/update", customerWith(null, { orders_count: null }));
+    expect(eventOf(unknown, "customer", "updated")).not.toHaveProperty("purchase_count");
+  });
+
+  it("is left out when orders_count is not a whole number", () => {
+    const plan = run("customers/update", customerWith(null, { orders_count: 2.5 }));
+    expect(eventOf(plan, "customer", "updated")).not.toHaveProperty("purchase_count");
+  });
+});
+
+describe("the name remembered from a customer's account webhook", () => {
+  it("customers/enable keeps the first and last name and phone for the rows that name the person later", () => {
+    const plan = run("customers/enable", customerWith(null, { first_name: "Ada", last_name: "Lovelace", phone: "+15555550123" }));
+    const state = plan.nextState as CustomerSyncState;
+    expect(state.profile).toEqual({ firstName: "Ada", lastName: "Lovelace", phone: "+15555550123" });
+  });
+
+  it("keeps what was remembered when the webhook names nobody, and remembers no profile when nothing is known", () => {
+    const prior: CustomerSyncState = {
+      kind: "customer", email: "bob@biller.com", tags: [], deleted: false,
+      consent: { state: null, at: null, optInLevel: null, contact: false, doiRequested: false },
+      profile: { firstName: "Ada" },
+    };
+    const named = run("customers/disable", customerWith(null, { first_name: null, last_name: null, phone: null }), makeCtx({ prior }));
+    expect((named.nextState as CustomerSyncState).profile).toEqual({ firstName: "Ada" });
+    const nobody = run("customers/disable", customerWith(null, { first_name: null, last_name: null, phone: null }));
+    expect(nobody.nextState).not.toHaveProperty("profile");
+  });
+});

@@ -359,3 +359,33 @@ describe("an order after an edit", () => {
     expect(body).toMatchObject({ total: 9.5, discounts: 1, taxes: 0.5 });
   });
 });
+
+describe("a test order (Shopify's test gateway) after it is known as one", () => {
+  it("its deletion and its edit send nothing and say it is a test order", () => {
+    const prior = run("orders/create", { ...fixture("orders/create"), test: true }).nextState;
+    expect(prior).toMatchObject({ test: true, email: expect.any(String) });
+    const deleted = run("orders/delete", fixture("orders/delete"), makeCtx({ prior }));
+    expect(deleted.calls).toEqual([]);
+    expect(deleted.skipped).toBe("test order");
+    const edited = run("orders/edited", fixture("orders/edited"), makeCtx({ prior }));
+    expect(edited.calls).toEqual([]);
+    expect(edited.skipped).toBe("test order");
+  });
+});
+
+describe("a refund through the test gateway", () => {
+  it("of an order never synced sends nothing and says it is a test order's", () => {
+    const body = fixture("refunds/create");
+    body.transactions = body.transactions.map((t: Json) => ({ ...t, test: true }));
+    const plan = run("refunds/create", body);
+    expect(plan.calls).toEqual([]);
+    expect(plan.skipped).toBe("test order");
+    expect(plan.nextState).toBeNull();
+  });
+
+  it("only when every transaction is a test: one real transaction makes it a real refund", () => {
+    const body = fixture("refunds/create");
+    body.transactions = [{ ...body.transactions[0], test: true }, { ...body.transactions[1], test: false }];
+    expect(run("refunds/create", body).skipped).not.toBe("test order");
+  });
+});

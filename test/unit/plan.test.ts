@@ -4,7 +4,7 @@
  * not sync records, and the reason an invalid payload is recorded with. Pure: no database or server.
  */
 import { describe, expect, it } from "vitest";
-import { HANDLED_TOPICS, InvalidPayloadError, planWebhook } from "../../app/sync/plan-webhook";
+import { HANDLED_TOPICS, InvalidPayloadError, planWebhook, readWebhook } from "../../app/sync/plan-webhook";
 import type { ObjectSyncState, SyncPlan } from "../../app/sync/plan-contract";
 import { fixture, fixtureText, listFixtures, makeCtx, ops, upsertOf } from "../sync/fixtures";
 
@@ -55,6 +55,18 @@ describe("topics the app syncs", () => {
     const fromText = planWebhook("customers_email_marketing_consent/update", text, makeCtx());
     expect(fromText.objectKey).toBe("customer:706405506930370000");
     expect(fromText).toEqual(planWebhook("customers_email_marketing_consent/update", fixture("customers_email_marketing_consent/update"), makeCtx()));
+  });
+
+  it("read before planning, the raw body text gives the keys and plan of its parsed JSON, the 18-digit id exact", () => {
+    const topic = "customers_email_marketing_consent/update";
+    const text = fixtureText(topic);
+    const { prior: _, ...noPrior } = makeCtx();
+    const fromText = readWebhook(topic, text, noPrior);
+    const fromJson = readWebhook(topic, fixture(topic), noPrior);
+    expect(fromText.keys).toEqual({ objectKey: "customer:706405506930370000" });
+    expect(fromText.keys).toEqual(fromJson.keys);
+    expect(fromText.plan(makeCtx())).toEqual(fromJson.plan(makeCtx()));
+    expect(fromText.plan(makeCtx()).objectKey).toBe("customer:706405506930370000");
   });
 
   it("customer.tags_removed removes the named tags on the contact; customer.tags_added adds them", () => {

@@ -170,7 +170,8 @@ function customerBodyFrom(c: CustomerPayload, email: string | null, ctx: SyncCon
     currency,
     created_at: c.created_at,
     modified_at: c.updated_at,
-    purchase_count: typeof c.orders_count === "number" && Number.isInteger(c.orders_count) ? c.orders_count : undefined,
+    // Number.isInteger holds for whole numbers only (never for null), which TypeScript does not narrow by.
+    purchase_count: Number.isInteger(c.orders_count) ? (c.orders_count as number) : undefined,
     purchase_value: amount(c.total_spent, currency),
     address: mapAddress(c.default_address),
     ...customerLinks(c, ctx),
