@@ -25,10 +25,10 @@ export default defineConfig({
     expect: { poll: { timeout: 60_000 } },
     pool: "forks",
     projects: [
-      // Test files share their worker process (and its loaded modules): importing the built app and
-      // the app's sources again for each of 150 files was about a quarter of the suite's CPU time
-      // (test/foundation + test/admin: 188 → 144 CPU-s, 2026-11-28). Each file still gets its own
-      // database, the fake Admin reset and the config re-read (test/support/app.ts).
+      // Test files share their worker process (and its loaded modules): the built app and the app's
+      // sources were imported again for each of 150 files (docs/performance.md, Test suite). Each
+      // file still gets its own database, the fake Admin reset and the config re-read
+      // (test/support/app.ts).
       { extends: true, test: { name: "shared", isolate: false, include: TEST_FILES, exclude: [...exclude, ...OWN_PROCESS] } },
       // A file that mocks a module the app imports needs the app's modules loaded afresh under its
       // mock (vi.resetModules() would hand those copies on to the files after it).
