@@ -26,7 +26,7 @@ export default defineConfig({
     pool: "forks",
     projects: [
       // Test files share their worker process (and its loaded modules): the built app and the app's
-      // sources were imported again for each of 150 files (docs/performance.md, Test suite). Each
+      // sources were imported again for each file (docs/performance.md, Test suite). Each
       // file still gets its own database, the fake Admin reset and the config re-read
       // (test/support/app.ts).
       { extends: true, test: { name: "shared", isolate: false, include: TEST_FILES, exclude: [...exclude, ...OWN_PROCESS] } },

@@ -18,8 +18,8 @@ const INITDB_TIMEOUT_MS = 180_000;
 async function prismaCli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
   const cliEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   if (!env.DATABASE_URL) delete cliEnv.DATABASE_URL;
-  // The offline schema engine (../shared/tools/prisma-offline) prefers PGLITE_DATA_DIR to the URL;
-  // another test file in this process may have set it (applyTestEnv).
+  // An offline schema engine (PRISMA_SCHEMA_ENGINE_BINARY, prisma.config.ts) prefers PGLITE_DATA_DIR
+  // to the URL; another test file in this process may have set it (applyTestEnv).
   else delete cliEnv.PGLITE_DATA_DIR;
   try {
     const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, "node_modules/prisma/build/index.js"), ...args], {

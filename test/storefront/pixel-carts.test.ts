@@ -5,9 +5,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { STOREFRONT_POLICY } from "~/storefront/storefront-policy";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
-import { startSigningProxy, type SigningProxy } from "./support";
+import { loadOwnPixel, startSigningProxy, type SigningProxy } from "./support";
 
-const PIXEL_MODULE = "../../extensions/storefront-events/src/index.ts?file=pixel-carts";
 const SHOP = "pixel-carts.myshopify.com";
 type Callback = (event: unknown) => void;
 
@@ -78,9 +77,7 @@ beforeAll(async () => {
         _pixelInfo: {},
       }),
   };
-  // The pixel registers itself when its module runs: this file's own copy of it (test files
-  // share a process, vitest.config.ts; a query makes another module instance).
-  await import(/* @vite-ignore */ PIXEL_MODULE);
+  await loadOwnPixel("pixel-carts");
 });
 afterAll(async () => {
   await proxy.close();

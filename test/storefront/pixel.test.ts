@@ -5,9 +5,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { recordInstall } from "~/shops/shops.server";
 import { startPipelineHarness, type PipelineHarness } from "../support/pipeline";
-import { startSigningProxy, type SigningProxy } from "./support";
+import { loadOwnPixel, startSigningProxy, type SigningProxy } from "./support";
 
-const PIXEL_MODULE = "../../extensions/storefront-events/src/index.ts?file=pixel";
 const SHOP = "pixel-shop.myshopify.com";
 type Callback = (event: unknown) => void;
 
@@ -59,9 +58,7 @@ beforeAll(async () => {
         _pixelInfo: {},
       }),
   };
-  // The pixel registers itself when its module runs: this file's own copy of it (test files
-  // share a process, vitest.config.ts; a query makes another module instance).
-  await import(/* @vite-ignore */ PIXEL_MODULE);
+  await loadOwnPixel("pixel");
 });
 afterAll(async () => {
   await proxy.close();

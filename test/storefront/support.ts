@@ -83,3 +83,12 @@ export const cartEvent = (event: string, visitorId: string, cartId: string, quan
     lines: [{ productId: "8001", variantId: "9001", title: "Red scarf", quantity, price: 25 }],
   },
 });
+
+/**
+ * Runs the web pixel's module (it registers itself with `globalThis.shopify` when it runs) as this
+ * test file's own instance: test files share a process (vitest.config.ts), and the query makes a
+ * module instance of its own.
+ */
+export function loadOwnPixel(testFile: string): Promise<unknown> {
+  return import(/* @vite-ignore */ `../../extensions/storefront-events/src/index.ts?file=${testFile}`);
+}

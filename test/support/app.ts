@@ -42,7 +42,7 @@ export async function startTestApp(
 ): Promise<TestApp> {
   fakeAdmin ??= startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
   const admin = await fakeAdmin;
-  admin.reset(); // test files share a process (vitest.config.ts) and so this fake Admin
+  admin.reset(); // test files share the process, and so this fake Admin (vitest.config.ts)
   applyTestEnv({ SHOPIFY_ADMIN_API_ORIGIN: admin.url, ...options.env });
   const db = await createTestDatabase(options.database ?? "pglite");
   const app = await builtApp();

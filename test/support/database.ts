@@ -97,7 +97,7 @@ function pgliteTemplate(): Promise<Blob> {
     } catch {
       const dump = await migratedPgliteDump();
       mkdirSync(TEMPLATE_DIR, { recursive: true });
-      for (const old of readdirSync(TEMPLATE_DIR)) if (old.startsWith("pglite-") && old.endsWith(".tar")) rmSync(path.join(TEMPLATE_DIR, old), { force: true });
+      dropStaleTemplates((name) => name.startsWith("pglite-") && name.endsWith(".tar"), path.basename(file));
       const partial = `${file}.${process.pid}`;
       writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
       renameSync(partial, file);
@@ -105,6 +105,16 @@ function pgliteTemplate(): Promise<Blob> {
     }
   })();
   return pgliteDump;
+}
+
+/**
+ * Removes the templates of one kind made for other migrations. Those of the current set stay,
+ * including another process's copy still being built (named after it, with its pid).
+ */
+function dropStaleTemplates(ofKind: (name: string) => boolean, current: string): void {
+  for (const name of readdirSync(TEMPLATE_DIR)) {
+    if (ofKind(name) && !name.startsWith(current)) rmSync(path.join(TEMPLATE_DIR, name), { recursive: true, force: true });
+  }
 }
 
 /** The app's migrations on a bare PGlite (the app's Database does not expose PGlite's dump). */
@@ -148,7 +158,7 @@ function pgliteDirTemplate(): Promise<string> {
     const dir = path.join(TEMPLATE_DIR, `pglite-dir-${await migrationsKey()}`);
     if (existsSync(path.join(dir, "PG_VERSION"))) return dir;
     mkdirSync(TEMPLATE_DIR, { recursive: true });
-    for (const old of readdirSync(TEMPLATE_DIR)) if (old.startsWith("pglite-dir-") && old !== path.basename(dir)) rmSync(path.join(TEMPLATE_DIR, old), { recursive: true, force: true });
+    dropStaleTemplates((name) => name.startsWith("pglite-dir-"), path.basename(dir));
     const building = `${dir}.${process.pid}`;
     const db = openDatabase({ kind: "pglite", dataDir: building });
     try {
