@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { RecordedRequest } from "../../dev/emulator/server";
+import { planDeliveries } from "~/jobs/index.server";
+import { PIPELINE_POLICY } from "~/pipeline/policy";
+import { moveJournaledDeliveries } from "~/pipeline/record.server";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 
@@ -116,6 +119,28 @@ describeEachDatabase("fair shares between shops", (database) => {
     expect(sale.filter((e) => !sent.has(e))).toEqual([]);
     await forget(flood, trickle);
   }, 240_000);
+
+  it("a shop's change planned in one batch with another shop's flash sale is written first, and its calls handed to the lane before the sale's", async () => {
+    const flood = newShop("flood");
+    const trickle = newShop("trickle");
+    await h.connect(flood);
+    await h.connect(trickle, h.emulator.createAccount({ doubleOptIn: false }).apiKey);
+    await backlog(flood, 100, "webhook", `sale${seq}-`);
+    expect((await h.send({ topic: "customers/create", shop: trickle, body: customerBody({}) })).status).toBe(200);
+    await moveJournaledDeliveries();
+
+    // One batch holds both shops: the sale's 100 deliveries and the change.
+    const told: string[][] = [];
+    expect(await planDeliveries(`fair-plan-${database}`, { ...PIPELINE_POLICY, ...FAST_POLICY, planBatchSize: 128 }, (shops) => told.push([...shops]))).toBe(101);
+    expect(told).toEqual([[trickle], [flood]]);
+    // Its own transaction, committed before the sale's began (now() is a transaction's start).
+    const [order] = await h.app.db.sql.query<{ before: boolean }>(
+      `SELECT (SELECT max("finishedAt") FROM "WebhookDelivery" WHERE shop = $1) < (SELECT min("finishedAt") FROM "WebhookDelivery" WHERE shop = $2) AS before`,
+      [trickle, flood],
+    );
+    expect(order!.before).toBe(true);
+    await forget(flood, trickle);
+  });
 
   it("with several workers, a shop's changes queued behind another's flash sale are planned and sent among the sale's first calls", async () => {
     const flood = newShop("flood");
