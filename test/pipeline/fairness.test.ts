@@ -31,7 +31,9 @@ const newShop = (name: string) => `fair-${name}-${++seq}-${Date.now().toString(3
 describeEachDatabase("fair shares between shops", (database) => {
   let h: PipelineHarness;
   beforeAll(async () => {
-    h = await startPipelineHarness({ database });
+    // Calls held at the service (the `hold` fault) stay in flight until the test releases them,
+    // not until the client's timeout (10 s by default) answers them.
+    h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "120000" } });
   });
   afterAll(() => h.close());
   afterEach(() => h.reset());
@@ -141,6 +143,32 @@ describeEachDatabase("fair shares between shops", (database) => {
     expect(order!.before).toBe(true);
     await forget(flood, trickle);
   });
+
+  it("a worker claims a shop's change as soon as it is planned, while another shop's flash sale fills the calls it claimed ahead", async () => {
+    const flood = newShop("flood");
+    const trickle = newShop("trickle");
+    await h.connect(flood);
+    await h.connect(trickle, h.emulator.createAccount({ doubleOptIn: false }).apiKey);
+    const leased = async (shop: string) =>
+      (await h.app.db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "OutboundCall" WHERE shop = $1 AND status = 'running'`, [shop]))[0]!.n;
+    let release!: () => void;
+    h.emulator.setFaults({ hold: new Promise<void>((resolve) => (release = resolve)) });
+    try {
+      await backlog(flood, 100, "webhook", `sale${seq}-`);
+      const policy = { ...FAST_POLICY, batchSize: 8 };
+      h.startWorkers(1, policy);
+      // A window of the sale at the service, held there, and at least a window more claimed beside it.
+      await expect.poll(() => peopleRequests().length).toBe(8);
+      await expect.poll(() => leased(flood)).toBeGreaterThanOrEqual(16);
+      // Recorded as an import or a replay records it: no webhook in flight, so the worker is not giving way.
+      await backlog(trickle, 1, "webhook", `trickle${seq}-`);
+      await expect.poll(() => leased(trickle), { message: "the change claimed while the sale's windows wait" }).toBe(1);
+    } finally {
+      release();
+    }
+    await h.settle(120_000);
+    await forget(flood, trickle);
+  }, 240_000);
 
   it("with several workers, a shop's changes queued behind another's flash sale are planned and sent among the sale's first calls", async () => {
     const flood = newShop("flood");
