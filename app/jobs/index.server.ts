@@ -45,8 +45,8 @@ export const TOPIC_HANDLERS: TopicHandlers = {
 };
 
 /** One planning pass with the app's topic handlers (tests and benchmarks call it directly). */
-export function planDeliveries(workerId: string, policy: PipelinePolicy): Promise<number> {
-  return planWith(workerId, policy, TOPIC_HANDLERS);
+export function planDeliveries(workerId: string, policy: PipelinePolicy, callsPlanned?: (shops: Set<string>) => void): Promise<number> {
+  return planWith(workerId, policy, TOPIC_HANDLERS, callsPlanned);
 }
 
 /**
@@ -73,11 +73,11 @@ export const JOBS: JobTable = (worker) => {
     {
       name: "plan",
       cadence: { kind: "round" },
-      run: async (policy) => {
-        const planned = await planDeliveries(worker.id, policy);
-        if (planned) lane.plannedMore();
-        return planned;
-      },
+      // Each planning transaction tells the lane which shops it planned calls for, as it commits.
+      // While webhooks arrive (a smaller policy) the rounds claim: a claim after every planning
+      // unit of 8 slowed planning during a flood's acknowledgements (bench:fairness --send http).
+      run: (policy) =>
+        planDeliveries(worker.id, policy, (shops) => void lane.plannedMore(policy.batchSize < worker.policy.batchSize ? [] : shops, policy)),
       dueSql: (due) => `EXISTS (SELECT 1 FROM "WebhookDelivery"
                     WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= ${due})`,
       leases: { table: "WebhookDelivery", free: DELIVERY_STATUS.queued, running: DELIVERY_STATUS.running },

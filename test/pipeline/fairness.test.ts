@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { RecordedRequest } from "../../dev/emulator/server";
+import { planDeliveries } from "~/jobs/index.server";
+import { PIPELINE_POLICY } from "~/pipeline/policy";
+import { moveJournaledDeliveries } from "~/pipeline/record.server";
 import { describeEachDatabase } from "../support/database";
 import { customerBody, FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 
@@ -28,7 +31,9 @@ const newShop = (name: string) => `fair-${name}-${++seq}-${Date.now().toString(3
 describeEachDatabase("fair shares between shops", (database) => {
   let h: PipelineHarness;
   beforeAll(async () => {
-    h = await startPipelineHarness({ database });
+    // Calls held at the service (the `hold` fault) stay in flight until the test releases them,
+    // not until the client's timeout (10 s by default) answers them.
+    h = await startPipelineHarness({ database, env: { MARKETING_API_TIMEOUT_MS: "120000" } });
   });
   afterAll(() => h.close());
   afterEach(() => h.reset());
@@ -114,6 +119,54 @@ describeEachDatabase("fair shares between shops", (database) => {
     await h.settle(120_000);
     const sent = new Set(peopleRequests().map(emailOf));
     expect(sale.filter((e) => !sent.has(e))).toEqual([]);
+    await forget(flood, trickle);
+  }, 240_000);
+
+  it("a shop's change planned in one batch with another shop's flash sale is written first, and its calls handed to the lane before the sale's", async () => {
+    const flood = newShop("flood");
+    const trickle = newShop("trickle");
+    await h.connect(flood);
+    await h.connect(trickle, h.emulator.createAccount({ doubleOptIn: false }).apiKey);
+    await backlog(flood, 100, "webhook", `sale${seq}-`);
+    expect((await h.send({ topic: "customers/create", shop: trickle, body: customerBody({}) })).status).toBe(200);
+    await moveJournaledDeliveries();
+
+    // One batch holds both shops: the sale's 100 deliveries and the change.
+    const told: string[][] = [];
+    expect(await planDeliveries(`fair-plan-${database}`, { ...PIPELINE_POLICY, ...FAST_POLICY, planBatchSize: 128 }, (shops) => told.push([...shops]))).toBe(101);
+    expect(told).toEqual([[trickle], [flood]]);
+    // Its own transaction, committed before the sale's began (now() is a transaction's start).
+    const [order] = await h.app.db.sql.query<{ before: boolean }>(
+      `SELECT (SELECT max("finishedAt") FROM "WebhookDelivery" WHERE shop = $1) < (SELECT min("finishedAt") FROM "WebhookDelivery" WHERE shop = $2) AS before`,
+      [trickle, flood],
+    );
+    expect(order!.before).toBe(true);
+    await forget(flood, trickle);
+  });
+
+  it("a worker claims a shop's change as soon as it is planned, while another shop's flash sale fills the calls it claimed ahead", async () => {
+    const flood = newShop("flood");
+    const trickle = newShop("trickle");
+    await h.connect(flood);
+    await h.connect(trickle, h.emulator.createAccount({ doubleOptIn: false }).apiKey);
+    const leased = async (shop: string) =>
+      (await h.app.db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "OutboundCall" WHERE shop = $1 AND status = 'running'`, [shop]))[0]!.n;
+    let release!: () => void;
+    h.emulator.setFaults({ hold: new Promise<void>((resolve) => (release = resolve)) });
+    try {
+      await backlog(flood, 100, "webhook", `sale${seq}-`);
+      const policy = { ...FAST_POLICY, batchSize: 8 };
+      h.startWorkers(1, policy);
+      // A window of the sale at the service, held there, and at least a window more claimed beside it.
+      await expect.poll(() => peopleRequests().length).toBe(8);
+      await expect.poll(() => leased(flood)).toBeGreaterThanOrEqual(16);
+      // Recorded as an import or a replay records it: no webhook in flight, so the worker is not giving way.
+      await backlog(trickle, 1, "webhook", `trickle${seq}-`);
+      await expect.poll(() => leased(trickle), { message: "the change claimed while the sale's windows wait" }).toBe(1);
+    } finally {
+      release();
+    }
+    await h.settle(120_000);
     await forget(flood, trickle);
   }, 240_000);
 

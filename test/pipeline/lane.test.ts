@@ -85,6 +85,37 @@ describeEachDatabase("a worker's delivery lane", (database) => {
     await lane.drain();
   });
 
+  it("claims a shop's new change at once while another shop's calls fill the windows claimed ahead, and sends it at the next free place", async () => {
+    const busy = newShop();
+    const quiet = newShop();
+    await h.connect(busy);
+    await h.connect(quiet);
+    await planned(busy, Array.from({ length: 40 }, () => customerBody({})));
+    let release!: () => void;
+    h.emulator.setFaults({ hold: new Promise<void>((resolve) => (release = resolve)) });
+    const lane = newLane();
+    expect(await lane.topUp(policy)).toBe(2 * policy.batchSize);
+    await until(() => upserts().length >= policy.batchSize, "a full window of the busy shop at the service");
+
+    const change = customerBody({});
+    let shops = new Set<string>();
+    expect(await h.send({ topic: "customers/create", shop: quiet, body: change })).toMatchObject({ status: 200 });
+    await moveJournaledDeliveries();
+    while ((await planDeliveries(workerId, policy, (s) => (shops = s))) > 0);
+    expect([...shops]).toEqual([quiet]);
+    // A window of the busy shop's calls still waits in the lane: the quiet shop's is claimed beside it.
+    expect(await lane.plannedMore(shops, policy)).toBe(1);
+    expect(await leased(quiet)).toBe(1);
+    release();
+    await until(() => upserted(change.email as string), "the quiet shop's change at the service");
+    // The busy shop's window answered frees the first place: the quiet change takes it, ahead of
+    // the window of calls claimed before it was planned (left to the lane's refill, it would follow them).
+    const sentAt = upserts().findIndex((r) => (r.body as { email?: string }).email === change.email);
+    expect(sentAt).toBeGreaterThanOrEqual(policy.batchSize);
+    expect(sentAt).toBeLessThan(2 * policy.batchSize);
+    await lane.drain();
+  });
+
   // PGlite has one connection: a transaction held by the test would hold the lane too.
   it.skipIf(database === "pglite")("sends no more of a shop's calls once it answers 429, while its hold is still being written", async () => {
     const shop = newShop();
