@@ -57,11 +57,13 @@ export function planDeliveries(workerId: string, policy: PipelinePolicy, callsPl
  * delivered a fifth more during a burst and raised the acknowledgements' p99 on PGlite by 1–3 ms.
  */
 export const JOBS: JobTable = (worker) => {
+  /** A policy yieldToWebhooks shrank: webhooks are arriving in this process. */
+  const givingWay = (policy: PipelinePolicy) => policy.batchSize < worker.policy.batchSize;
   const lane = new DeliveryLane(worker.id, {
     refill: async () => {
       if (worker.stopping()) return null;
       const now = await yieldToWebhooks(worker.policy);
-      return now.batchSize < worker.policy.batchSize ? null : now;
+      return givingWay(now) ? null : now;
     },
     onEmpty: worker.wakeUp,
   });
@@ -77,7 +79,7 @@ export const JOBS: JobTable = (worker) => {
       // While webhooks arrive (a smaller policy) the rounds claim: a claim after every planning
       // unit of 8 slowed planning during a flood's acknowledgements (bench:fairness --send http).
       run: (policy) =>
-        planDeliveries(worker.id, policy, (shops) => void lane.plannedMore(policy.batchSize < worker.policy.batchSize ? [] : shops, policy)),
+        planDeliveries(worker.id, policy, (shops) => void lane.plannedMore(givingWay(policy) ? [] : shops, policy)),
       dueSql: (due) => `EXISTS (SELECT 1 FROM "WebhookDelivery"
                     WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= ${due})`,
       leases: { table: "WebhookDelivery", free: DELIVERY_STATUS.queued, running: DELIVERY_STATUS.running },

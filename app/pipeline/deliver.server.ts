@@ -124,7 +124,10 @@ export class DeliveryLane {
     this.policy = policy;
     const planned = [...new Set(shops)];
     const waiting = () => new Set(this.ready.map((r) => r.call.shop));
-    const newcomers = () => planned.filter((shop) => !waiting().has(shop) && !this.troubled.has(shop));
+    const newcomers = () => {
+      const hasCalls = waiting();
+      return planned.filter((shop) => !hasCalls.has(shop) && !this.troubled.has(shop));
+    };
     // One claim at a time: a claim under way may already hold the new calls.
     if (newcomers().length) while (this.claim) await this.claim.catch(() => undefined);
     if (this.closed || !newcomers().length || this.writing >= policy.batchSize) {
