@@ -29,6 +29,14 @@ export const PIPELINE_POLICY = {
    * on PostgreSQL (medians of five alternating pairs, docs/scaling.md, 2026-11-27).
    */
   planBatchSize: 128,
+  /**
+   * Planning units a worker runs at once, each started when the one before it claimed a full
+   * batch. A unit waits for Shopify (the consent of new subscribers, lookups) before it writes:
+   * with Shopify 150 ms away, one unit at a time planned 3,000 new subscribers at a third of the
+   * service's pace (bench:delivery --admin-latency 150, 2026-11-29). Not while webhooks arrive in
+   * the process: then the worker plans one small unit at a time (webhook-priority.server.ts).
+   */
+  planUnitsAtOnce: 4,
   /** Idle wait between polls when there is nothing to do. */
   pollMs: 250,
   /**
