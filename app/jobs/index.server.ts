@@ -77,12 +77,9 @@ export const JOBS: JobTable = (worker) => {
       cadence: { kind: "round" },
       // Each planning transaction tells the lane which shops it planned calls for, as it commits.
       // While webhooks arrive (a smaller policy) the rounds claim: a claim after every planning
-      // unit of 8 slowed planning during a flood's acknowledgements (bench:fairness --send http);
-      // and one unit plans at a time.
+      // unit of 8 slowed planning during a flood's acknowledgements (bench:fairness --send http).
       run: (policy) =>
-        givingWay(policy)
-          ? planDeliveries(worker.id, policy)
-          : planUnits(worker.id, policy, TOPIC_HANDLERS, policy.planUnitsAtOnce, (shops) => void lane.plannedMore(shops, policy)),
+        planUnits(worker.id, policy, TOPIC_HANDLERS, policy.planUnitsAtOnce, (shops) => void lane.plannedMore(givingWay(policy) ? [] : shops, policy)),
       dueSql: (due) => `EXISTS (SELECT 1 FROM "WebhookDelivery"
                     WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= ${due})`,
       leases: { table: "WebhookDelivery", free: DELIVERY_STATUS.queued, running: DELIVERY_STATUS.running },
