@@ -6,6 +6,7 @@
  *                                        [--cpu-prof DIR] [--statements] [--rounds N]
  *                                        [--service-latency MS] [--service-tail SHARE:MS]
  *                                        [--order fair,fifo] [--warmup 2]
+ *                                        [--admin-latency MS | --no-admin]
  *
  * For each target: a fresh database (PGlite in a temporary directory, or a new ms_bench_*
  * PostgreSQL database), N customers/create deliveries recorded through recordDelivery() (as the
@@ -33,6 +34,11 @@
  * ceiling alike): then the ceiling is bound by calls in flight, not by this machine's cores, and the
  * ratio says whether the pipeline keeps the service's pipe full. Compare a 1-worker run with it (the
  * ceiling has `--concurrency` calls in flight, as one worker has at most).
+ * The shop has its offline session and the fake Shopify Admin runs in a child process
+ * (bench/shopify-child.ts), as production has Shopify: planning asks it to confirm the consent of
+ * the new subscribers (one read per planning batch); `--admin-latency MS` has it answer MS later,
+ * as Shopify a network away does, and `--no-admin` leaves the shop without a session (nothing is
+ * asked: the app cannot ask a shop it holds no token for).
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
@@ -58,6 +64,7 @@ import {
   startProfiler,
   type EmulatorProcess,
 } from "./support";
+import { startShopifyChild } from "./shopify-child";
 
 applyTestEnv({ LOG_LEVEL: "silent" });
 const { moveJournaledDeliveries } = await import("../app/pipeline/record.server");
@@ -66,6 +73,7 @@ const { planDeliveries } = await import("../app/jobs/index.server");
 const { deliverCalls } = await import("../app/pipeline/deliver.server");
 const { PIPELINE_POLICY } = await import("../app/pipeline/policy");
 const { WEBHOOK_PRIORITY } = await import("../app/pipeline/webhook-priority.server");
+const { resetConfigForTests } = await import("../app/config.server");
 
 const TARGETS = { pglite: 300, postgres: 1_000 } as const;
 
@@ -111,8 +119,12 @@ async function main(): Promise<void> {
       "service-tail": { type: "string" },
       order: { type: "string", default: "fair" },
       warmup: { type: "string", default: "2" },
+      "admin-latency": { type: "string", default: "0" },
+      "no-admin": { type: "boolean", default: false },
     },
   });
+  const adminLatencyMs = Number(values["admin-latency"]);
+  if (!(adminLatencyMs >= 0 && adminLatencyMs <= 10_000)) throw new Error("--admin-latency 0..10000 (ms)");
   const serviceLatencyMs = Number(values["service-latency"]);
   const [tailShare, tailMs] = (values["service-tail"] ?? "0:0").split(":").map(Number);
   if (!(serviceLatencyMs >= 0 && serviceLatencyMs <= 10_000 && tailShare >= 0 && tailShare <= 1 && tailMs >= 0 && tailMs <= 60_000)) {
@@ -134,6 +146,13 @@ async function main(): Promise<void> {
   const adminUrl = await postgresAdminUrl({ postgres: values.postgres, noPostgres: values["no-postgres"] });
   console.log(`delivery-throughput: ${customers} customers/create deliveries per run; workers in this process (production policy: batch ${PIPELINE_POLICY.batchSize}, poll ${PIPELINE_POLICY.pollMs} ms); node ${process.version}`);
   if (!adminUrl) console.log("PostgreSQL: not measured (no server answered)");
+  const shopify = values["no-admin"] ? undefined : await startShopifyChild({ latencyMs: adminLatencyMs });
+  if (shopify) {
+    // Read when the app first calls Shopify: none of this process has yet.
+    applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
+    resetConfigForTests();
+  }
+  console.log(shopify ? `Shopify's Admin in a child process, answering ${adminLatencyMs} ms late` : "no Shopify Admin (--no-admin): the shop has no offline session");
   if (Object.keys(serviceFaults).length) console.log(`service far away: every answer ${serviceLatencyMs} ms late${tailShare ? `, ${fmt(tailShare * 100, 1)} % of them ${tailMs} ms more` : ""}`);
 
   const rows: Row[] = [];
@@ -179,7 +198,7 @@ async function main(): Promise<void> {
       const statements = values.statements ? timeStatements(db) : undefined;
       const shop = `bench-delivery-${randomUUID().slice(0, 8)}.myshopify.com`;
       // Deliveries are recorded only for an installed shop: connect (which installs) first.
-      await connectBenchShop(shop, emulator);
+      await connectBenchShop(shop, emulator, shopify);
 
       // 1. Record the deliveries as the webhook route does (PGlite runs one query at a time anyway).
       const recordStart = performance.now();
@@ -294,6 +313,7 @@ async function main(): Promise<void> {
       await emulator.close();
     }
   }
+  await shopify?.close();
 
   console.log();
   // The bar is judged against the ceiling sent the way the service client sends (undici's request()).

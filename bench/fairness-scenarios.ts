@@ -45,6 +45,8 @@ export interface ScenarioOptions {
   throttleBacklog: number;
   /** Print each scenario's quiet changes by 10 s window of their recording (where a tail comes from). */
   timeline: boolean;
+  /** The fake Shopify Admin the caller started (the process routes Admin calls to one origin). */
+  shopify?: ShopifyChild;
 }
 
 
@@ -71,9 +73,10 @@ const load3 = () =>
 
 /** Runs the quiet shops alone, then each scenario, on each database; prints the tables. */
 export async function runFairnessScenarios(scenarios: Exclude<FairnessScenario, "flood">[], o: ScenarioOptions): Promise<void> {
-  const shopify = scenarios.includes("import") ? await startShopifyChild() : undefined;
+  const own = !o.shopify && scenarios.includes("import") ? await startShopifyChild() : undefined;
+  const shopify = o.shopify ?? own;
   // The Admin API's address is read when the app first calls Shopify (none of the runs has yet).
-  if (shopify) applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
+  if (own) applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: own.url });
   const describe = (s: Load) =>
     s === "import"
       ? `one shop imports ${o.importCustomers} customers`
@@ -98,7 +101,7 @@ export async function runFairnessScenarios(scenarios: Exclude<FairnessScenario, 
       }
     }
   } finally {
-    await shopify?.close();
+    await own?.close();
   }
 }
 

@@ -8,6 +8,7 @@
  *                             [--scenario flood,import,throttle] [--import-customers 100000]
  *                             [--throttle-minutes 10] [--retry-after 5] [--throttle-backlog 500] [--timeline]
  *                             [--send record|http|both] [--mover back-to-back,resting]
+ *                             [--admin-latency MS | --no-admin]
  * (import and throttle: bench/fairness-scenarios.ts)
  *
  * For each database (PGlite in a temporary directory; a new ms_bench_* PostgreSQL database) and
@@ -37,6 +38,10 @@
  *           acknowledged are the ones that count. A quiet change's latency is from its send to its
  *           person reaching the emulator, split into answered (sent → 200), planned (→ the delivery's
  *           finishedAt) and arrived (→ the service).
+ * Every shop of the flood scenarios has its offline session, and Shopify's Admin runs in a child
+ * process (bench/shopify-child.ts), as in production: planning confirms each new subscriber's
+ * consent with it (one read per shop and planning batch). `--admin-latency MS` has it answer MS
+ * later, as Shopify a network away; `--no-admin` leaves the shops without sessions (nothing asked).
  * `--mover` runs every scenario once per way the journal's mover may run, to compare them in one run:
  * `resting` (the policy as shipped: a rest after each batch, batches sized by time) and
  * `back-to-back` (ACK_JOURNAL_POLICY.moverRestMaxMs and moveBatchTargetMs 0: batches of 50 back to back).
@@ -47,6 +52,7 @@ import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
 import { applyTestEnv } from "../test/support/env";
+import { startShopifyChild, type ShopifyChild } from "./shopify-child";
 import { FAIRNESS_SCENARIOS, printTimeline, runFairnessScenarios, type FairnessScenario } from "./fairness-scenarios";
 import {
   connectBenchShop,
@@ -73,6 +79,7 @@ const { database } = await import("../app/db.server");
 const { startEmulator } = await import("../dev/emulator/server");
 const { fixture, webhookHeaders } = await import("../test/support/webhooks");
 const { customerBody } = await import("../test/support/pipeline");
+const { resetConfigForTests } = await import("../app/config.server");
 
 const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
                           [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
@@ -131,6 +138,8 @@ async function main(): Promise<void> {
       timeline: { type: "boolean", default: false },
       send: { type: "string", default: "record" },
       mover: { type: "string" },
+      "admin-latency": { type: "string", default: "0" },
+      "no-admin": { type: "boolean", default: false },
     },
   });
   if (values.help) {
@@ -155,12 +164,21 @@ async function main(): Promise<void> {
   const picked = values.scenario.split(",") as FairnessScenario[];
   if (!picked.every((s) => FAIRNESS_SCENARIOS.includes(s))) throw new Error(`--scenario one or more of ${FAIRNESS_SCENARIOS.join(", ")}`);
   const others = picked.filter((s) => s !== "flood");
+  const adminLatencyMs = Number(values["admin-latency"]);
+  if (!(adminLatencyMs >= 0 && adminLatencyMs <= 10_000)) throw new Error("--admin-latency 0..10000 (ms)");
+  const shopify = values["no-admin"] && !others.includes("import") ? undefined : await startShopifyChild({ latencyMs: adminLatencyMs });
+  if (shopify) {
+    // Read when the app first calls Shopify: none of this process has yet.
+    applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
+    resetConfigForTests();
+  }
+  const sessions = values["no-admin"] ? undefined : shopify;
   if (others.length) {
     const [importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog] = ["import-customers", "throttle-minutes", "retry-after", "throttle-backlog"].map((k) => Number(values[k as "retry-after"]));
     if (!(importCustomers >= 1 && importCustomers <= 200_000 && throttleMinutes > 0 && retryAfterSeconds >= 0 && throttleBacklog >= 0)) throw new Error("--import-customers 1..200000, --throttle-minutes > 0, --retry-after ≥ 0, --throttle-backlog ≥ 0");
-    await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline });
+    await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline, shopify });
   }
-  if (!picked.includes("flood")) return;
+  if (!picked.includes("flood")) return void (await shopify?.close());
   const movers = (values.mover?.split(",") ?? [undefined]) as (Mover | undefined)[];
   if (!movers.every((m) => m === undefined || m === "resting" || m === "back-to-back")) throw new Error("--mover resting, back-to-back or both (a list)");
   const scenarios: Scenario[] = movers.flatMap((mover) =>
@@ -175,13 +193,14 @@ async function main(): Promise<void> {
   );
   console.log(
     `fairness: ${shops} quiet shops, a change each every ~${everyMs} ms; service ${latencyMs} ms away; ` +
+      `${sessions ? `Shopify's Admin ${adminLatencyMs} ms away` : "no offline sessions (--no-admin)"}; ` +
       `scenarios: ${scenarios.map((s) => s.name).join("; ")}; ${new Date().toISOString()}`,
   );
   const results: Result[] = [];
   for (const db of dbs) {
     for (const scenario of scenarios) {
       process.stdout.write(`  ${db}, ${scenario.name} … `);
-      const r = await run(db, scenario, { adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: db === "pglite" ? 1 : pgWorkers, timeline: values.timeline });
+      const r = await run(db, scenario, { adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: db === "pglite" ? 1 : pgWorkers, timeline: values.timeline, shopify: sessions });
       results.push(r);
       const all = [...r.perShop.values()].flat();
       console.log(`${all.length} changes, p99 ${fmt(percentile(all, 99), 0)} ms${scenario.flood ? `; flood: recorded in ${fmt(r.floodRecordedSeconds, 1)} s, ${r.floodCalls} customers delivered in ${fmt(r.floodSeconds, 1)} s` : ""}`);
@@ -228,12 +247,13 @@ async function main(): Promise<void> {
     rows,
   );
   printMachine();
+  await shopify?.close();
 }
 
 async function run(
   db: Db,
   scenario: Scenario,
-  o: { adminUrl: string | undefined; shops: number; everyMs: number; aloneMs: number; capMs: number; latencyMs: number; workers: number; timeline: boolean },
+  o: { adminUrl: string | undefined; shops: number; everyMs: number; aloneMs: number; capMs: number; latencyMs: number; workers: number; timeline: boolean; shopify: ShopifyChild | undefined },
 ): Promise<Result> {
   Object.assign(ACK_JOURNAL_POLICY, scenario.mover === "back-to-back" ? { moverRestMaxMs: 0, moveBatchTargetMs: 0 } : moverAsShipped);
   const emulator = await startEmulator({ port: 0 });
@@ -248,10 +268,10 @@ async function run(
   let web: ReturnType<typeof createServer> | undefined;
   let agent: Agent | undefined;
   try {
-    for (const shop of quiet) await connectBenchShop(shop, account());
-    await connectBenchShop(flood, account());
+    for (const shop of quiet) await connectBenchShop(shop, account(), o.shopify);
+    await connectBenchShop(flood, account(), o.shopify);
     const limitedAccount = emulator.createAccount({ doubleOptIn: false });
-    await connectBenchShop(limited, { url: emulator.url, apiKey: limitedAccount.apiKey });
+    await connectBenchShop(limited, { url: emulator.url, apiKey: limitedAccount.apiKey }, o.shopify);
     emulator.requests.length = 0;
     emulator.setFaults({
       latencyMs: o.latencyMs,

@@ -1,7 +1,9 @@
 /**
  * The fake Shopify Admin and a generated store in a child process, for benches that import
- * history (bench:backfill, bench:fairness --scenario import): the store's JSONL exports are built
- * and served there, so their CPU and memory are not counted as the app's.
+ * history (bench:backfill, bench:fairness --scenario import) and for the shops' Admin API reads
+ * while webhooks are planned (bench:delivery, bench:fairness): the store's JSONL exports are built
+ * and served there, so their CPU and memory are not counted as the app's. Its store holds every
+ * customer a bench sends as the shop's own, subscribed: the consent-origin read confirms each.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -27,8 +29,12 @@ export interface ShopifyChild {
   close(): Promise<void>;
 }
 
-export async function startShopifyChild(): Promise<ShopifyChild> {
-  const child: ChildProcess = fork(SELF, ["--shopify-child"], { execArgv: tsxExecArgv(), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+/** `latencyMs`: each GraphQL answer that much later, as Shopify a network away answers. */
+export async function startShopifyChild(options: { latencyMs?: number } = {}): Promise<ShopifyChild> {
+  const child: ChildProcess = fork(SELF, ["--shopify-child", `--latency-ms=${options.latencyMs ?? 0}`], {
+    execArgv: tsxExecArgv(),
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const ready = await nextMessage<{ type: "ready"; url: string }>(child, "ready");
   let seq = 0;
   const ask = async <T,>(type: string, extra: Record<string, unknown>): Promise<T> => {
@@ -48,7 +54,12 @@ export async function startShopifyChild(): Promise<ShopifyChild> {
 async function serveShopify(): Promise<void> {
   const { startFakeAdmin } = await import("../dev/shopify/fake-admin");
   const { startFakeStore } = await import("../dev/shopify/fake-store");
-  const admin = await startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET });
+  const latencyMs = Number(process.argv.find((a) => a.startsWith("--latency-ms="))?.split("=")[1] ?? 0);
+  const admin = await startFakeAdmin({ apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET, latencyMs });
+  // nodes(ids:) as app/compliance/consent-origin.server.ts asks it: every customer the shop's own, subscribed.
+  admin.onGraphql("ConsentOrigin", (_query, variables) => ({
+    nodes: (variables.ids as string[]).map((id) => ({ id, defaultEmailAddress: { marketingState: "SUBSCRIBED" } })),
+  }));
   let store: Awaited<ReturnType<typeof startFakeStore>> | undefined;
   process.on("message", (m: { type: string; id: number; shop?: string; size?: StoreSize }) => {
     const reply = (value: unknown) => process.send!({ type: `${m.type}:${m.id}`, value });

@@ -17,6 +17,7 @@ import pg from "pg";
 import type { Database } from "../app/db.server";
 import type { SqlQueryable } from "../app/db/migrate.server";
 import type { PipelinePolicy } from "../app/pipeline/policy";
+import type { ExpiringTokenPair } from "../dev/shopify/fake-admin";
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and tables
@@ -249,9 +250,17 @@ export async function openBenchDatabase(
 }
 
 /** Installs and connects `shop` to a service account (deliveries are recorded only for an installed shop). */
-export async function connectBenchShop(shop: string, service: { url: string; apiKey: string }): Promise<void> {
+/**
+ * Connects the shop to the service. With `shopify` (bench/shopify-child.ts), the shop also gets its
+ * offline session, as every installed shop has: the app then asks that Admin what production asks
+ * Shopify while planning (the consent of new subscribers).
+ */
+export async function connectBenchShop(shop: string, service: { url: string; apiKey: string }, shopify?: { token(shop: string): Promise<ExpiringTokenPair> }): Promise<void> {
   const { connectShop } = await import("../app/backfill/connect.server");
   await connectShop(shop, { apiKey: service.apiKey, baseUrl: service.url, importHistory: false });
+  if (!shopify) return;
+  const { storeOfflineSession } = await import("../dev/shopify/offline-session");
+  await storeOfflineSession(shop, await shopify.token(shop), "bench");
 }
 
 /** Records a customers/create as the webhook route does (on PGlite: journaled until moveJournaledDeliveries). */

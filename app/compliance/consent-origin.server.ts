@@ -9,8 +9,10 @@
  * first confirmed with that shop's Admin API: `customer(id)` with the shop's own token. Customer
  * ids are Shopify-wide, so another store's customer is null there. Only a customer of the shop whose
  * email Shopify shows as SUBSCRIBED lets the delivery through; anything else records it as
- * ignored, with the reason, and plans nothing of it. One read per such customer and batch: once
- * applied, the stored consent is subscribed and later deliveries need none.
+ * ignored, with the reason, and plans nothing of it. One read per shop and planning batch, every
+ * such customer of the batch at once (`nodes(ids:)`, up to CUSTOMERS_PER_READ ids): a sale that
+ * brings a hundred new subscribers costs the shop one round trip to Shopify, not a hundred in a
+ * row. Once applied, the stored consent is subscribed and later deliveries need none.
  *
  * Shopify unreachable (network, timeout, throttled): the delivery waits in the queue with backoff
  * and is never planned unconfirmed; after policy.lookupDeadlineMs it is recorded as ignored, and
@@ -27,10 +29,14 @@ import { nextTry } from "../pipeline/policy";
 import { DELIVERY_OUTCOME, DELIVERY_STATUS, type ClaimedDelivery } from "../pipeline/status";
 
 export const CONSENT_ORIGIN_QUERY = `#graphql
-  query ConsentOrigin($id: ID!) { customer(id: $id) { id defaultEmailAddress { marketingState } } }`;
+  query ConsentOrigin($ids: [ID!]!) { nodes(ids: $ids) { ... on Customer { id defaultEmailAddress { marketingState } } } }`;
 
+/** Ids per read: a batch's new subscribers of one shop fit in one or two (Shopify takes up to 250). */
+export const CUSTOMERS_PER_READ = 100;
+
+/** `nodes` answers in the order of the ids asked, null for an id the shop's token does not see. */
 const answerSchema = z.object({
-  customer: z.object({ id: z.string(), defaultEmailAddress: z.object({ marketingState: z.string() }).nullish() }).nullable(),
+  nodes: z.array(z.object({ id: z.string().optional(), defaultEmailAddress: z.object({ marketingState: z.string() }).nullish() }).nullable()),
 });
 /** customers/create|update and customers_email_marketing_consent/update carry the consent so. */
 const subscribedBody = z.object({ email_marketing_consent: z.object({ state: z.literal("subscribed") }) });
@@ -73,12 +79,10 @@ export async function confirmConsentOrigin(workerId: string, batch: Item[], poli
     return taken;
   }
   const budgetMs = Math.max(1_000, Math.floor(policy.leaseMs / 4));
-  const verdicts = new Map<string, Promise<Verdict>>();
-  for (const p of candidates) {
-    const key = `${p.delivery.shop}|${p.objectKey}`;
-    if (subscribed.has(key)) continue;
-    if (!verdicts.has(key)) verdicts.set(key, verify(p.delivery.shop, p.objectKey!.slice("customer:".length), budgetMs));
-    const verdict = await verdicts.get(key)!;
+  const unconfirmed = candidates.filter((p) => !subscribed.has(`${p.delivery.shop}|${p.objectKey}`));
+  const verdicts = await verifyAll(unconfirmed.map((p) => ({ shop: p.delivery.shop, objectKey: p.objectKey! })), budgetMs);
+  for (const p of unconfirmed) {
+    const verdict = verdicts.get(`${p.delivery.shop}|${p.objectKey}`)!;
     if (verdict.ok) continue;
     taken.add(p.delivery.id);
     if ("refused" in verdict) {
@@ -106,18 +110,43 @@ export async function confirmConsentOrigin(workerId: string, batch: Item[], poli
   return taken;
 }
 
-async function verify(shop: string, customerId: string, maxWaitMs: number): Promise<Verdict> {
+/** A verdict per `shop|objectKey`: each shop asked once per CUSTOMERS_PER_READ customers, the shops at once. */
+async function verifyAll(customers: { shop: string; objectKey: string }[], maxWaitMs: number): Promise<Map<string, Verdict>> {
+  const byShop = new Map<string, Set<string>>();
+  for (const c of customers) byShop.set(c.shop, (byShop.get(c.shop) ?? new Set()).add(c.objectKey.slice("customer:".length)));
+  const verdicts = new Map<string, Verdict>();
+  await Promise.all(
+    [...byShop].map(async ([shop, ids]) => {
+      const all = [...ids];
+      for (let start = 0; start < all.length; start += CUSTOMERS_PER_READ) {
+        const part = all.slice(start, start + CUSTOMERS_PER_READ);
+        const found = await verify(shop, part, maxWaitMs);
+        part.forEach((id, i) => verdicts.set(`${shop}|customer:${id}`, found[i]));
+      }
+    }),
+  );
+  return verdicts;
+}
+
+/** The shop's Admin API on these customers, one verdict per id in their order. */
+async function verify(shop: string, customerIds: string[], maxWaitMs: number): Promise<Verdict[]> {
+  let nodes: z.infer<typeof answerSchema>["nodes"];
   try {
-    const data = answerSchema.parse(await adminQuery(shop, CONSENT_ORIGIN_QUERY, { id: `gid://shopify/Customer/${customerId}` }, { maxWaitMs }));
-    if (!data.customer) return { ok: false, refused: `customer ${customerId} is not a customer of this shop in Shopify (a body of another shop?): nothing applied` };
-    const state = data.customer.defaultEmailAddress?.marketingState ?? "no email";
-    if (state !== "SUBSCRIBED") return { ok: false, refused: `Shopify shows the email consent of customer ${customerId} as ${state}, not subscribed: nothing applied` };
-    return { ok: true };
+    const ids = customerIds.map((id) => `gid://shopify/Customer/${id}`);
+    // Our estimate of the requested cost: the customer and its email address per id.
+    nodes = answerSchema.parse(await adminQuery(shop, CONSENT_ORIGIN_QUERY, { ids }, { maxWaitMs, cost: 1 + 2 * ids.length })).nodes;
   } catch (error) {
     // No token to ask with: the shop cannot be asked at all (see the module's comment).
-    if (error instanceof NoOfflineSession) return { ok: true };
-    return { ok: false, failed: error };
+    if (error instanceof NoOfflineSession) return customerIds.map(() => ({ ok: true }));
+    return customerIds.map(() => ({ ok: false, failed: error }));
   }
+  return customerIds.map((customerId, i): Verdict => {
+    const customer = nodes[i];
+    if (!customer?.id) return { ok: false, refused: `customer ${customerId} is not a customer of this shop in Shopify (a body of another shop?): nothing applied` };
+    const state = customer.defaultEmailAddress?.marketingState ?? "no email";
+    if (state !== "SUBSCRIBED") return { ok: false, refused: `Shopify shows the email consent of customer ${customerId} as ${state}, not subscribed: nothing applied` };
+    return { ok: true };
+  });
 }
 
 /** Of these customers, the ones whose stored consent in their shop is subscribed already. */

@@ -19,7 +19,7 @@ import { canReceiveDeliveriesSql } from "../shops/eligibility";
 import { fireDueTimers } from "../pipeline/abandonment.server";
 import { pruneCounterHistory } from "../pipeline/counters.server";
 import { DeliveryLane } from "../pipeline/deliver.server";
-import { planDeliveries as planWith, type TopicHandlers } from "../pipeline/plan-deliveries.server";
+import { planDeliveries as planWith, planUnits, type TopicHandlers } from "../pipeline/plan-deliveries.server";
 import type { PipelinePolicy } from "../pipeline/policy";
 import { journaledBacklog, moveSomeJournaledDeliveries } from "../pipeline/record.server";
 import { pruneOldRows } from "../pipeline/retention.server";
@@ -46,7 +46,7 @@ export const TOPIC_HANDLERS: TopicHandlers = {
 
 /** One planning pass with the app's topic handlers (tests and benchmarks call it directly). */
 export function planDeliveries(workerId: string, policy: PipelinePolicy, callsPlanned?: (shops: Set<string>) => void): Promise<number> {
-  return planWith(workerId, policy, TOPIC_HANDLERS, callsPlanned);
+  return planWith(workerId, policy, TOPIC_HANDLERS, { callsPlanned });
 }
 
 /**
@@ -79,7 +79,7 @@ export const JOBS: JobTable = (worker) => {
       // While webhooks arrive (a smaller policy) the rounds claim: a claim after every planning
       // unit of 8 slowed planning during a flood's acknowledgements (bench:fairness --send http).
       run: (policy) =>
-        planDeliveries(worker.id, policy, (shops) => void lane.plannedMore(givingWay(policy) ? [] : shops, policy)),
+        planUnits(worker.id, policy, TOPIC_HANDLERS, policy.planUnitsAtOnce, (shops) => void lane.plannedMore(givingWay(policy) ? [] : shops, policy)),
       dueSql: (due) => `EXISTS (SELECT 1 FROM "WebhookDelivery"
                     WHERE status IN ('${DELIVERY_STATUS.queued}','${DELIVERY_STATUS.running}') AND "runAt" <= ${due})`,
       leases: { table: "WebhookDelivery", free: DELIVERY_STATUS.queued, running: DELIVERY_STATUS.running },

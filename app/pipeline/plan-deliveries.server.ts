@@ -89,19 +89,52 @@ const COMPLIANCE_WAITS_FOR_EARLIER = `q.topic <> ALL(ARRAY[${topicsWithRole("com
                          OR (e.status = '${DELIVERY_STATUS.queued}' AND e.attempts = 0 AND e."runAt" <= now())))`;
 
 /**
+ * Up to `units` planning units at once: each unit that claims a full batch starts the next, so a
+ * unit waiting for Shopify's answers does not hold the queue behind it; a short batch means the
+ * queue is drained and starts none. Resolves with the deliveries claimed once every unit is done.
+ */
+export function planUnits(
+  workerId: string,
+  policy: PipelinePolicy,
+  handlers: TopicHandlers,
+  units: number,
+  callsPlanned?: (shops: Set<string>) => void,
+): Promise<number> {
+  let started = 0;
+  const unit = async (): Promise<number> => {
+    started++;
+    let next: Promise<number> = Promise.resolve(0);
+    const claimed = (count: number) => {
+      if (count >= policy.planBatchSize && started < units) next = unit();
+    };
+    // A unit that fails still waits for the one it started, so that no failure goes unheard.
+    const own = await planDeliveries(workerId, policy, handlers, { callsPlanned, claimed }).catch((error: unknown) =>
+      next.then(
+        () => Promise.reject(error as Error),
+        () => Promise.reject(error as Error),
+      ),
+    );
+    return own + (await next);
+  };
+  return unit();
+}
+
+export interface PlanningHooks {
+  /** Told, as each transaction commits, which shops it planned calls for (the delivery lane claims them). */
+  callsPlanned?: (shops: Set<string>) => void;
+  /** Told how many deliveries the unit claimed, before it plans them. */
+  claimed?: (count: number) => void;
+}
+
+/**
  * Turns recorded deliveries into service calls: claim a batch, prepare each delivery (parse, plan),
  * then decide and persist the batch in one transaction. Per Shopify object, planning is serialised
  * (advisory locks on the object keys, taken in sorted order) and applied in order of the object's
  * updated_at (see decide()). A delivery that cannot be used is recorded as invalid with its reason;
  * it never holds its neighbours: a batch that fails as a whole is retried one delivery at a time.
  */
-export async function planDeliveries(
-  workerId: string,
-  policy: PipelinePolicy,
-  handlers: TopicHandlers,
-  /** Told, as each transaction commits, which shops it planned calls for (the delivery lane claims them). */
-  callsPlanned: (shops: Set<string>) => void = () => undefined,
-): Promise<number> {
+export async function planDeliveries(workerId: string, policy: PipelinePolicy, handlers: TopicHandlers, hooks: PlanningHooks = {}): Promise<number> {
+  const { callsPlanned = () => undefined, claimed: onClaimed = () => undefined } = hooks;
   const cursor = claimCursor("WebhookDelivery", workerId);
   // fairShareShops 0: first come, first served across shops (benchmarks compare against it).
   const fifo = policy.fairShareShops <= 0;
@@ -128,6 +161,7 @@ export async function planDeliveries(
     returning: `id, "receivedAt" AT TIME ZONE 'UTC' AS "receivedAt", "triggeredAt" AT TIME ZONE 'UTC' AS "triggeredAt",
       shop, topic, "eventId", "rawBody", attempts, source`,
   });
+  onClaimed(claimed.length);
   if (!claimed.length) return 0;
   setClaimCursor("WebhookDelivery", workerId, nextCursor(cursor, claimed.map((d) => d.shop)));
   // UPDATE … RETURNING does not keep the subquery's order.

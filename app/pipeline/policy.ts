@@ -29,6 +29,16 @@ export const PIPELINE_POLICY = {
    * on PostgreSQL (medians of five alternating pairs, docs/scaling.md, 2026-11-27).
    */
   planBatchSize: 128,
+  /**
+   * Planning units a worker runs at once, each started when the one before it claimed a full
+   * batch. A unit waits for Shopify (the consent of new subscribers, lookups) before it writes:
+   * with Shopify 150 ms away, one unit at a time planned 3,000 new subscribers at a third of the
+   * service's pace (bench:delivery --admin-latency 150, 2026-11-29). While webhooks arrive in the
+   * process the units are small (webhook-priority.server.ts) and the worker rests after them as long
+   * as they took: four of them kept up with a steady 200 webhooks/s on PGlite where one left a third
+   * queued (bench:ack, 2026-11-29).
+   */
+  planUnitsAtOnce: 4,
   /** Idle wait between polls when there is nothing to do. */
   pollMs: 250,
   /**

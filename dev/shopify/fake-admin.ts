@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { jwtVerify } from "jose";
 import { actualCost, answer, CostBuckets, prepare, throttledBody, type ThrottleStatus } from "./fake-graphql";
 import { installStorefrontResolvers } from "./fake-storefront";
@@ -118,6 +119,8 @@ export interface FakeAdmin {
   addShop(shop: Partial<FakeShop> & { domain: string }): FakeShop;
   /** Answers GraphQL operations whose query contains `match`. */
   onGraphql(match: string, resolver: GraphqlResolver): void;
+  /** Every GraphQL answer from now on `ms` later (reset: as started), as Shopify a network away answers. */
+  answerLate(ms: number): void;
   /**
    * Forgets what a test set up: the resolvers added after start, throttling and the query cost
    * limit, the calls and requests recorded. Shops and their tokens stay (the app's process keeps
@@ -150,6 +153,8 @@ export async function startFakeAdmin(
     port?: number;
     /** The demo: also serve an App Bridge stub and links that open the embedded admin. */
     demo?: { appUrl: string };
+    /** Benches: every GraphQL answer this much later, as Shopify a network away answers. */
+    latencyMs?: number;
   },
 ): Promise<FakeAdmin> {
   const { apiKey, apiSecret } = options;
@@ -179,6 +184,7 @@ export async function startFakeAdmin(
   const costRefused: Record<string, number> = {};
   let maxCost: number | undefined;
   let builtInResolvers = 0;
+  let latencyMs = options.latencyMs ?? 0;
 
   const addShop: FakeAdmin["addShop"] = (shop) => {
     const full: FakeShop = {
@@ -402,6 +408,7 @@ export async function startFakeAdmin(
       const variables = (body.variables ?? {}) as Record<string, unknown>;
       const operation = typeof body.operationName === "string" ? body.operationName : (/(?:query|mutation|subscription)\s+(\w+)/.exec(query)?.[1] ?? "anonymous");
       requests.push({ at: new Date().toISOString(), shop, operation, variables });
+      if (latencyMs) await sleep(latencyMs);
       return json(res, 200, graphql(shop, query, variables, typeof body.operationName === "string" ? body.operationName : null));
     }
     return json(res, 404, { errors: "Not Found" });
@@ -435,7 +442,11 @@ export async function startFakeAdmin(
     shops,
     addShop,
     onGraphql: (match, resolver) => resolvers.push({ match, resolver }),
+    answerLate: (ms) => {
+      latencyMs = ms;
+    },
     reset: () => {
+      latencyMs = options.latencyMs ?? 0;
       resolvers.length = builtInResolvers;
       buckets.reset();
       maxCost = undefined;

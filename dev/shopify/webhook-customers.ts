@@ -44,10 +44,13 @@ export function answerConsentFromWebhooks(admin: Pick<FakeAdmin, "onGraphql">): 
       return { customer: { id }, userErrors: [] };
     },
   }));
-  admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
-    const state = consentByShopCustomer.get(`${shop}|${String(variables.id)}`);
-    return { customer: state ? { id: variables.id, defaultEmailAddress: { marketingState: state } } : null };
-  });
+  // nodes(ids:): each id's object in the order asked, null for one the shop does not hold.
+  admin.onGraphql("ConsentOrigin", (_query, variables, shop) => ({
+    nodes: (variables.ids as string[]).map((id) => {
+      const state = consentByShopCustomer.get(`${shop}|${id}`);
+      return state ? { id, defaultEmailAddress: { marketingState: state } } : null;
+    }),
+  }));
   admin.onGraphql("customerEmailMarketingConsentUpdate(", (_query, _variables, shop) => ({
     customerEmailMarketingConsentUpdate: ({ input }: { input: ConsentUpdateInput }) => {
       const key = `${shop}|${input.customerId}`;

@@ -31,9 +31,10 @@ describeEachDatabase("a consent body replayed under another shop", (kind) => {
     await h.connect(b, accounts.b.apiKey);
     const reads: string[] = [];
     h.app.admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
-      reads.push(`${shop} ${String(variables.id)}`);
-      const own = shop === a && variables.id === `gid://shopify/Customer/${id}`;
-      return { customer: own ? { id: variables.id, defaultEmailAddress: { marketingState } } : null };
+      const ids = variables.ids as string[];
+      reads.push(`${shop} ${ids.join(",")}`);
+      // Shopify's nodes(ids:): null where the shop's token does not see the customer.
+      return { nodes: ids.map((gid) => (shop === a && gid === `gid://shopify/Customer/${id}` ? { id: gid, defaultEmailAddress: { marketingState } } : null)) };
     });
     return { a, b, accounts, reads };
   }
@@ -97,6 +98,32 @@ describeEachDatabase("a consent body replayed under another shop", (kind) => {
     expect(h.emulator.person(email, accounts.b.accountId)).toBeUndefined();
   }, 120_000);
 
+  it("a sale's new subscribers are confirmed with one Admin read for the shop, not one each; the one Shopify does not show in the shop is left out", async () => {
+    const stranger = "6100000000000099";
+    const ids = Array.from({ length: 30 }, (_, i) => String(6_100_000_000_000_100n + BigInt(i)));
+    const { a, accounts } = await twoShops("unused");
+    const reads: string[][] = [];
+    h.app.admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
+      const asked = variables.ids as string[];
+      reads.push(asked);
+      return { nodes: asked.map((gid) => (shop === a && !gid.endsWith(`/${stranger}`) ? { id: gid, defaultEmailAddress: { marketingState: "SUBSCRIBED" } } : null)) };
+    });
+    const subscribed = (id: string) => ({
+      ...customerBody({ id, email: `sale.${id}@example.com` }),
+      email_marketing_consent: { state: "subscribed", opt_in_level: "single_opt_in", consent_updated_at: "2026-11-01T10:00:00Z" },
+    });
+    // The sale arrives while the worker is away: the next planning batch holds all of it.
+    await h.stopWorkers();
+    for (const id of [...ids, stranger]) expect((await replay("customers/create", subscribed(id), a, a)).status).toBe(200);
+    h.startWorkers();
+    await h.settle();
+
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toHaveLength(31);
+    for (const id of ids) expect(h.emulator.person(`sale.${id}@example.com`, accounts.a.accountId)).toMatchObject({ statusDetails: "confirmed" });
+    expect(h.emulator.person(`sale.${stranger}@example.com`, accounts.a.accountId)).toBeUndefined();
+  }, 120_000);
+
   it("Shopify unreachable: the consent waits in the queue and is never sent unconfirmed; it goes through once Shopify answers", async () => {
     const id = "6100000000000003";
     const email = `waiting.${Date.now()}@example.com`;
@@ -104,7 +131,7 @@ describeEachDatabase("a consent body replayed under another shop", (kind) => {
     let down = true;
     h.app.admin.onGraphql("ConsentOrigin", (_query, variables, shop) => {
       if (down) return new GraphqlReply({ errors: [{ message: "Internal error" }] });
-      return { customer: shop === a ? { id: variables.id, defaultEmailAddress: { marketingState: "SUBSCRIBED" } } : null };
+      return { nodes: (variables.ids as string[]).map((gid) => (shop === a ? { id: gid, defaultEmailAddress: { marketingState: "SUBSCRIBED" } } : null)) };
     });
     const body = { ...customerBody({ id, email }), email_marketing_consent: { state: "subscribed", opt_in_level: "confirmed_opt_in", consent_updated_at: "2026-11-01T10:00:00Z" } };
     expect((await replay("customers/create", body, a, a)).status).toBe(200);
