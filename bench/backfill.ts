@@ -163,9 +163,9 @@ async function main(): Promise<void> {
   console.log(`backfill: size N = N customers + N orders + N/10 products; ${workers} worker(s) in this process, production policy; ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}; node ${process.version}`);
   if (values.db === "both" && !adminUrl) console.log("PostgreSQL: not measured (no server answered)");
 
+  applyTestEnv({ LOG_LEVEL: "silent" });
   // One fake Admin for the whole run: the app reads its address once.
   const shopify = await startShopifyChild();
-  applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
   const rows: Row[] = [];
   try {
     for (const db of targets) {

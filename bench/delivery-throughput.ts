@@ -73,7 +73,6 @@ const { planDeliveries } = await import("../app/jobs/index.server");
 const { deliverCalls } = await import("../app/pipeline/deliver.server");
 const { PIPELINE_POLICY } = await import("../app/pipeline/policy");
 const { WEBHOOK_PRIORITY } = await import("../app/pipeline/webhook-priority.server");
-const { resetConfigForTests } = await import("../app/config.server");
 
 const TARGETS = { pglite: 300, postgres: 1_000 } as const;
 
@@ -147,11 +146,6 @@ async function main(): Promise<void> {
   console.log(`delivery-throughput: ${customers} customers/create deliveries per run; workers in this process (production policy: batch ${PIPELINE_POLICY.batchSize}, poll ${PIPELINE_POLICY.pollMs} ms); node ${process.version}`);
   if (!adminUrl) console.log("PostgreSQL: not measured (no server answered)");
   const shopify = values["no-admin"] ? undefined : await startShopifyChild({ latencyMs: adminLatencyMs });
-  if (shopify) {
-    // Read when the app first calls Shopify: none of this process has yet.
-    applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
-    resetConfigForTests();
-  }
   console.log(shopify ? `Shopify's Admin in a child process, answering ${adminLatencyMs} ms late` : "no Shopify Admin (--no-admin): the shop has no offline session");
   if (Object.keys(serviceFaults).length) console.log(`service far away: every answer ${serviceLatencyMs} ms late${tailShare ? `, ${fmt(tailShare * 100, 1)} % of them ${tailMs} ms more` : ""}`);
 

@@ -22,7 +22,6 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { applyTestEnv } from "../test/support/env";
 import { createBenchDatabase, fmt, percentile, printTable, recordCustomerCreate, sleep } from "./support";
 import { startShopifyChild, type ShopifyChild } from "./shopify-child";
 
@@ -75,8 +74,6 @@ const load3 = () =>
 export async function runFairnessScenarios(scenarios: Exclude<FairnessScenario, "flood">[], o: ScenarioOptions): Promise<void> {
   const own = !o.shopify && scenarios.includes("import") ? await startShopifyChild() : undefined;
   const shopify = o.shopify ?? own;
-  // The Admin API's address is read when the app first calls Shopify (none of the runs has yet).
-  if (own) applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: own.url });
   const describe = (s: Load) =>
     s === "import"
       ? `one shop imports ${o.importCustomers} customers`

@@ -79,7 +79,6 @@ const { database } = await import("../app/db.server");
 const { startEmulator } = await import("../dev/emulator/server");
 const { fixture, webhookHeaders } = await import("../test/support/webhooks");
 const { customerBody } = await import("../test/support/pipeline");
-const { resetConfigForTests } = await import("../app/config.server");
 
 const USAGE = `npx tsx bench/fairness.ts [--flood 3000[,30000]] [--shops 50] [--every-ms 3000] [--alone-s 20]
                           [--workers 1] [--service-latency 20] [--cap-s 150] [--postgres | --no-postgres]
@@ -167,11 +166,6 @@ async function main(): Promise<void> {
   const adminLatencyMs = Number(values["admin-latency"]);
   if (!(adminLatencyMs >= 0 && adminLatencyMs <= 10_000)) throw new Error("--admin-latency 0..10000 (ms)");
   const shopify = values["no-admin"] && !others.includes("import") ? undefined : await startShopifyChild({ latencyMs: adminLatencyMs });
-  if (shopify) {
-    // Read when the app first calls Shopify: none of this process has yet.
-    applyTestEnv({ LOG_LEVEL: "silent", SHOPIFY_ADMIN_API_ORIGIN: shopify.url });
-    resetConfigForTests();
-  }
   const sessions = values["no-admin"] ? undefined : shopify;
   if (others.length) {
     const [importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog] = ["import-customers", "throttle-minutes", "retry-after", "throttle-backlog"].map((k) => Number(values[k as "retry-after"]));

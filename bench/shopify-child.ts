@@ -29,13 +29,20 @@ export interface ShopifyChild {
   close(): Promise<void>;
 }
 
-/** `latencyMs`: each GraphQL answer that much later, as Shopify a network away answers. */
+/**
+ * Starts the child and sends this process's Admin API calls to it. The app reads the address when
+ * it first calls Shopify, once per process: start one child before any bench run does, and keep it.
+ * `latencyMs`: each GraphQL answer that much later, as Shopify a network away answers.
+ */
 export async function startShopifyChild(options: { latencyMs?: number } = {}): Promise<ShopifyChild> {
   const child: ChildProcess = fork(SELF, ["--shopify-child", `--latency-ms=${options.latencyMs ?? 0}`], {
     execArgv: tsxExecArgv(),
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const ready = await nextMessage<{ type: "ready"; url: string }>(child, "ready");
+  process.env.SHOPIFY_ADMIN_API_ORIGIN = ready.url;
+  const { resetConfigForTests } = await import("../app/config.server");
+  resetConfigForTests();
   let seq = 0;
   const ask = async <T,>(type: string, extra: Record<string, unknown>): Promise<T> => {
     const id = ++seq;

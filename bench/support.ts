@@ -249,11 +249,11 @@ export async function openBenchDatabase(
   return { db, close };
 }
 
-/** Installs and connects `shop` to a service account (deliveries are recorded only for an installed shop). */
 /**
- * Connects the shop to the service. With `shopify` (bench/shopify-child.ts), the shop also gets its
- * offline session, as every installed shop has: the app then asks that Admin what production asks
- * Shopify while planning (the consent of new subscribers).
+ * Installs and connects `shop` to a service account (deliveries are recorded only for an installed
+ * shop). With `shopify` (bench/shopify-child.ts), the shop also gets its offline session, as every
+ * installed shop has: the app then asks that Admin what production asks Shopify while planning
+ * (the consent of new subscribers).
  */
 export async function connectBenchShop(shop: string, service: { url: string; apiKey: string }, shopify?: { token(shop: string): Promise<ExpiringTokenPair> }): Promise<void> {
   const { connectShop } = await import("../app/backfill/connect.server");

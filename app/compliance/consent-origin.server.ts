@@ -6,7 +6,7 @@
  *
  * So a webhook that would make a customer subscribed where the shop's stored consent is not
  * subscribed yet (a customer the shop never showed the app, or one not subscribed so far) is
- * first confirmed with that shop's Admin API: `customer(id)` with the shop's own token. Customer
+ * first confirmed with that shop's Admin API: `nodes(ids:)` with the shop's own token. Customer
  * ids are Shopify-wide, so another store's customer is null there. Only a customer of the shop whose
  * email Shopify shows as SUBSCRIBED lets the delivery through; anything else records it as
  * ignored, with the reason, and plans nothing of it. One read per shop and planning batch, every
