@@ -20,7 +20,7 @@ import { nextTry, type PipelinePolicy } from "../pipeline/policy";
 import { BACKFILL_STATUS, DELIVERY_OUTCOME, DELIVERY_STATUS, type BackfillStatus } from "../pipeline/status";
 import { reachableOrderDays } from "../shopify/access";
 import { parseShopifyJson } from "../sync/json";
-import { adminQuery } from "../shopify/admin-api.server";
+import { adminQuery, NoOfflineSession } from "../shopify/admin-api.server";
 import { CUSTOMER_FIELDS, LINE_ITEM_FIELDS, ORDER_FIELDS, PRODUCT_FIELDS, VARIANT_FIELDS } from "./fields";
 import { BACKFILL_KINDS, BACKFILL_TOPIC, convert, type BackfillKind } from "./convert";
 import { messageOf } from "../errors";
@@ -187,7 +187,9 @@ export async function runHistoryImportStep(workerId: string, policy: PipelinePol
     await saveStep(run, workerId, next);
   } catch (error) {
     const message = messageOf(error);
-    const next = nextTry("historyImportStep", { attempts: run.attempts }, policy);
+    // Without a token to use (none, revoked, or expired past refreshing), no retry can succeed until
+    // the merchant opens the app again: the import says so at once instead of after its retries.
+    const next = nextTry("historyImportStep", { attempts: run.attempts, permanent: error instanceof NoOfflineSession }, policy);
     const giveUp = next.giveUp;
     logger().error({ shop: run.shop, run: run.id, phase: run.phase, err: message }, giveUp ? "history import failed" : "history import step failed; will retry");
     await saveStep(run, workerId, giveUp ? { status: BACKFILL_STATUS.failed, lastError: message } : { delayMs: next.delayMs, lastError: message, keepAttempts: true });
