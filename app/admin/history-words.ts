@@ -13,6 +13,10 @@ export function importProblemText(stored: string, kind: string | null): { why: s
   if (/ended (FAILED|CANCELED|EXPIRED)/.test(stored)) {
     return { why: `Shopify could not finish preparing the export of your ${what}.`, fix: "Start the import again later; nothing already imported is lost." };
   }
+  // NoOfflineSession (app/shopify/admin-api.server.ts): no token the app may still use or refresh.
+  if (/must open the app again|not installed there/.test(stored)) {
+    return { why: `The app's access to your store had ended, so it could not read your ${what}.`, fix: "Opening the app from your Shopify admin renews its access: start the import again from here." };
+  }
   if (/access|scope|permission|denied|unauthori[sz]ed|forbidden|\b40[13]\b/i.test(stored)) {
     return { why: `Shopify did not let the app read your ${what}.`, fix: "Open the app from your Shopify admin to approve its permissions, then start the import again." };
   }

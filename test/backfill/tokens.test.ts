@@ -8,6 +8,7 @@ import { startFakeStore, type FakeStore } from "../../dev/shopify/fake-store";
 import { describeEachDatabase } from "../support/database";
 import { FAST_POLICY, startPipelineHarness, type PipelineHarness } from "../support/pipeline";
 import { install, newShop, until } from "./helpers";
+import { openPage } from "../admin/support";
 
 const SIZE = { customers: 12, products: 5, orders: 9 };
 
@@ -140,5 +141,9 @@ describeEachDatabase("expiring offline tokens", (database) => {
     }, 60_000);
     expect(ended).toMatchObject({ status: BACKFILL_STATUS.failed, lastError: expect.stringMatching(/must open the app again/) });
     expect(refreshes(shop)).toBe(0);
+    // The merchant reads why, and what to do, in words.
+    const page = await (await openPage(h.app.url, shop, "/app/connection")).text();
+    expect(page).toContain("The app&#x27;s access to your store had ended, so it could not read your customers.");
+    expect(page).toContain("Opening the app from your Shopify admin renews its access");
   });
 });

@@ -9,7 +9,7 @@ import type { DatabaseKind } from "./database";
 import { sendWebhook, type TestWebhookDelivery as WebhookDelivery } from "./webhooks";
 
 /** Fast retries for tests: the behaviour is the same, the waits are milliseconds. */
-export const FAST_POLICY: Partial<PipelinePolicy> = { backoffBaseMs: 5, backoffCapMs: 50, pollMs: 10, maxAttempts: 5, backfillPollMs: 20, importStepRetryStepMs: 20 };
+export const FAST_POLICY: Partial<PipelinePolicy> = { backoffBaseMs: 5, backoffCapMs: 50, pollMs: 10, maxAttempts: 5, backfillPollMs: 20 };
 
 export interface PipelineHarness {
   app: TestApp;
