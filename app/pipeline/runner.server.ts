@@ -5,7 +5,7 @@ import { database, prisma } from "../db.server";
 import { logger } from "../logger.server";
 import { forgetClaimer, GIVE_BACK_CLAIM } from "./claim.server";
 import { leaseFor, PIPELINE_POLICY, type PipelinePolicy } from "./policy";
-import { webhooksRecorded, yieldToWebhooks } from "./webhook-priority.server";
+import { webhooksRecorded, workerWaitsForWork, yieldToWebhooks } from "./webhook-priority.server";
 import { messageOf } from "../errors";
 import { workerStarted, workerStopped } from "../observability/health.server";
 
@@ -197,6 +197,7 @@ export function startRunner(table: JobTable, options: WorkerOptions = {}): Worke
   // never an unhandled rejection that takes the process down.
   const loop = (async () => {
     if (database().kind === "pglite") await releaseOrphanedLeases(jobs).catch(failed("lease release"));
+    workerWaitsForWork();
     while (!stopping) {
       woken = false;
       const work = await tick().catch(failed("tick"));
@@ -206,6 +207,7 @@ export function startRunner(table: JobTable, options: WorkerOptions = {}): Worke
           idleWaiters.splice(0).forEach((w) => w.resolve());
         }
         if (!woken) {
+          workerWaitsForWork();
           await new Promise<void>((resolve) => {
             wake = resolve;
             setTimeout(resolve, policy.pollMs);

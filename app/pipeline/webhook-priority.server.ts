@@ -34,6 +34,7 @@ interface PriorityState {
   inFlight: number;
   lastAt: number;
   lulls: (() => void)[];
+  /** When the worker's current unit of work began; 0 while it waits for work (no unit under way). */
   unitStartedAt: number;
 }
 // One per process: the route and the worker share this module (one build, one module graph).
@@ -63,16 +64,34 @@ export function webhooksRecorded(): number {
 }
 
 /**
+ * How long the worker rests before its next unit while webhooks arrive: as long as its last unit
+ * took (from its start to `now`), at most maxWaitMs; nothing after it waited for work.
+ */
+export function restBeforeNextUnitMs(now = Date.now()): number {
+  const s = state();
+  const busy = now - s.lastAt <= WEBHOOK_PRIORITY.busyWindowMs;
+  if (!busy || !s.unitStartedAt) return 0;
+  return Math.min((now - s.unitStartedAt) * WEBHOOK_PRIORITY.busyRestFactor, WEBHOOK_PRIORITY.maxWaitMs);
+}
+
+/**
+ * The worker is about to wait for work (or has just started): the time it waits is not a unit of
+ * work, so its next unit does not rest for it. (Counted as one, a worker that woke to a webhook
+ * after an idle spell, or one started after another had stopped, first rested the full maxWaitMs.)
+ */
+export function workerWaitsForWork(): void {
+  state().unitStartedAt = 0;
+}
+
+/**
  * Waits (at most `maxWaitMs`) until no webhook is being recorded, then returns the policy to use
  * for the next unit of work: the worker's own, or smaller batches while webhooks keep arriving.
  */
 export async function yieldToWebhooks(policy: PipelinePolicy): Promise<PipelinePolicy> {
   const s = state();
   const busy = () => Date.now() - s.lastAt <= WEBHOOK_PRIORITY.busyWindowMs;
-  const lastUnitMs = s.unitStartedAt ? Date.now() - s.unitStartedAt : 0;
-  if (busy() && lastUnitMs > 0) {
-    await sleep(Math.min(lastUnitMs * WEBHOOK_PRIORITY.busyRestFactor, WEBHOOK_PRIORITY.maxWaitMs));
-  }
+  const restMs = restBeforeNextUnitMs();
+  if (restMs > 0) await sleep(restMs);
   if (s.inFlight > 0) {
     await new Promise<void>((resolve) => {
       const onLull = () => {

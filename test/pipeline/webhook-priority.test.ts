@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PIPELINE_POLICY } from "~/pipeline/policy";
-import { asWebhookInFlight, WEBHOOK_PRIORITY, yieldToWebhooks } from "~/pipeline/webhook-priority.server";
+import { asWebhookInFlight, restBeforeNextUnitMs, WEBHOOK_PRIORITY, workerWaitsForWork, yieldToWebhooks } from "~/pipeline/webhook-priority.server";
 
 const policy = { ...PIPELINE_POLICY };
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -48,6 +48,18 @@ describe("webhooks before delivery work in a shared process", () => {
     const events: string[] = [];
     await yieldToWebhooks(policy).then(() => events.push("worker resumed"));
     expect(events).toEqual(["worker resumed"]);
+  });
+
+  it("rests as long as the last unit took while webhooks arrive, but not for the time it waited for work", async () => {
+    await asWebhookInFlight(async () => {});
+    await yieldToWebhooks(policy); // a unit begins
+    const now = Date.now();
+    expect(restBeforeNextUnitMs(now + 30)).toBeGreaterThanOrEqual(30);
+    expect(restBeforeNextUnitMs(now + WEBHOOK_PRIORITY.busyWindowMs / 2)).toBe(WEBHOOK_PRIORITY.maxWaitMs);
+    // The worker found nothing to do and waited: a webhook that wakes it gets no rest in front of it.
+    workerWaitsForWork();
+    await asWebhookInFlight(async () => {});
+    expect(restBeforeNextUnitMs(Date.now() + 100)).toBe(0);
   });
 
   it("returns to full batches once webhooks stop arriving", async () => {
