@@ -22,7 +22,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { createBenchDatabase, fmt, percentile, printTable, recordCustomerCreate, sleep } from "./support";
+import { connectBenchShop, createBenchDatabase, fmt, percentile, printTable, recordCustomerCreate, sleep } from "./support";
 import { startShopifyChild, type ShopifyChild } from "./shopify-child";
 
 export const FAIRNESS_SCENARIOS = ["flood", "import", "throttle"] as const;
@@ -158,7 +158,6 @@ export function printTimeline(started: number, sent: Map<string, { at: number }>
 async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOptions, workerCount: number, shopify: ShopifyChild | undefined): Promise<RunResult> {
   const { openDatabase, installDatabase } = await import("../app/db.server");
   const { startWorker } = await import("../app/jobs/index.server");
-  const { connectShop } = await import("../app/backfill/connect.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
   const { storeOfflineSession } = await import("../dev/shopify/offline-session");
   const { startEmulator } = await import("../dev/emulator/server");
@@ -179,12 +178,16 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
   try {
     await database.migrate();
     installDatabase(database);
-    for (const shop of quiet) await connectShop(shop, { apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey, baseUrl: emulator.url, importHistory: false });
+    // Installed shops, as in the demo and in production: each has its offline session, and planning
+    // asks Shopify's Admin (the child) what it asks there (a new subscriber's consent).
+    for (const shop of quiet) await connectBenchShop(shop, { url: emulator.url, apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey }, shopify);
     const subjectAccount = emulator.createAccount({ doubleOptIn: false });
-    await connectShop(subject, { apiKey: subjectAccount.apiKey, baseUrl: emulator.url, importHistory: false });
     if (scenario === "import") {
+      await connectBenchShop(subject, { url: emulator.url, apiKey: subjectAccount.apiKey });
       await shopify!.store({ customers: o.importCustomers, orders: 0, products: 0 });
       await storeOfflineSession(subject, await shopify!.token(subject), "bench");
+    } else {
+      await connectBenchShop(subject, { url: emulator.url, apiKey: subjectAccount.apiKey }, shopify);
     }
     emulator.requests.length = 0;
     const throttled = { latencyMs: o.latencyMs, burst429: { count: 1_000_000_000, retryAfterSeconds: o.retryAfterSeconds, accountId: subjectAccount.accountId } };

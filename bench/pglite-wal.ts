@@ -55,7 +55,7 @@ if (values.child) {
       webhookId: randomUUID(),
       eventId: randomUUID(),
       triggeredAt: new Date().toISOString(),
-      apiVersion: "2026-04",
+      apiVersion: "2026-10",
       rawBody: documentedOrderAs(order, i),
     });
     if (i % 1000 === 999) {

@@ -273,7 +273,7 @@ export async function recordCustomerCreate(shop: string, customer: { id: string;
     webhookId: randomUUID(),
     eventId: randomUUID(),
     triggeredAt: new Date().toISOString(),
-    apiVersion: "2026-04",
+    apiVersion: "2026-10",
     rawBody: JSON.stringify(customerBody(customer)),
   });
 }

@@ -27,7 +27,7 @@ for (let i = 0; i < count; i++) {
       webhookId: `wh-${i}`,
       eventId: `evt-${i}`,
       triggeredAt: null,
-      apiVersion: "2026-04",
+      apiVersion: "2026-10",
       rawBody: JSON.stringify({ id: 7_100_000 + i, email: `journal-${i}@example.com`, updated_at: "2026-11-25T08:00:00Z" }),
     }),
   );
