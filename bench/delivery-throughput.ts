@@ -270,7 +270,8 @@ async function main(): Promise<void> {
       );
       const calls = counts.find((c) => c.status === "delivered")?.n ?? 0;
       const notDelivered = Object.fromEntries(counts.filter((c) => c.status !== "delivered").map((c) => [c.status, c.n]));
-      if (stats.requests !== calls) note = `${note ? `${note}; ` : ""}emulator saw ${stats.requests} requests ${JSON.stringify(stats.byStatus)}`;
+      // Besides the calls, the worker may make a background request of its own (the tracker refresh).
+      if (stats.requests !== calls) note = `${note ? `${note}; ` : ""}emulator saw ${stats.requests} requests ${JSON.stringify(stats.byStatus)}: ${JSON.stringify(stats.byPath)}`;
       rows.push({
         round,
         db: plan.db,

@@ -304,7 +304,8 @@ export interface EmulatorProcess {
   url: string;
   apiKey: string;
   /** Number of /api requests recorded so far (by status class). */
-  stats(): Promise<{ requests: number; byStatus: Record<string, number>; rss: number; cpuMs: number }>;
+  /** `byPath`: requests by method and path (no query): the calls, and any other request the app made. */
+  stats(): Promise<{ requests: number; byStatus: Record<string, number>; byPath: Record<string, number>; rss: number; cpuMs: number }>;
   /** The recorded /api requests (method, path, body), then clears the recording. */
   takeRequests(): Promise<{ method: string; path: string; body: unknown; status: number | null }[]>;
   clear(): Promise<void>;
@@ -369,13 +370,17 @@ async function emulatorChild(): Promise<void> {
   const { startEmulator } = await import("../dev/emulator/server");
   const emulator = await startEmulator({ port: 0 });
   let byStatus: Record<string, number> = {};
+  let byPath: Record<string, number> = {};
   let total = 0;
+  const count = (status: Record<string, number>, paths: Record<string, number>, r: (typeof emulator.requests)[number]) => {
+    const k = r.status === null ? "none" : `${String(r.status)[0]}xx`;
+    status[k] = (status[k] ?? 0) + 1;
+    const p = `${r.method} ${r.path.split("?")[0]}`;
+    paths[p] = (paths[p] ?? 0) + 1;
+  };
   // Recording stays on; counts survive clearing, so memory stays bounded on long runs.
   const fold = () => {
-    for (const r of emulator.requests) {
-      const k = r.status === null ? "none" : `${String(r.status)[0]}xx`;
-      byStatus[k] = (byStatus[k] ?? 0) + 1;
-    }
+    for (const r of emulator.requests) count(byStatus, byPath, r);
     total += emulator.requests.length;
     emulator.requests.length = 0;
   };
@@ -387,12 +392,10 @@ async function emulatorChild(): Promise<void> {
     switch (m.type) {
       case "stats": {
         const live: Record<string, number> = { ...byStatus };
-        for (const r of emulator.requests) {
-          const k = r.status === null ? "none" : `${String(r.status)[0]}xx`;
-          live[k] = (live[k] ?? 0) + 1;
-        }
+        const livePaths: Record<string, number> = { ...byPath };
+        for (const r of emulator.requests) count(live, livePaths, r);
         const cpu = process.cpuUsage();
-        return reply({ requests: total + emulator.requests.length, byStatus: live, rss: process.memoryUsage().rss, cpuMs: (cpu.user + cpu.system) / 1000 });
+        return reply({ requests: total + emulator.requests.length, byStatus: live, byPath: livePaths, rss: process.memoryUsage().rss, cpuMs: (cpu.user + cpu.system) / 1000 });
       }
       case "take": {
         const taken = emulator.requests.map((r) => ({ method: r.method, path: r.path, body: r.body, status: r.status }));
@@ -406,6 +409,7 @@ async function emulatorChild(): Promise<void> {
         fold();
         total = 0;
         byStatus = {};
+        byPath = {};
         return reply(null);
       case "stop":
         clearInterval(foldTimer);
