@@ -63,14 +63,18 @@ export function webhooksRecorded(): number {
   return state().recorded;
 }
 
+/** A webhook was seen within busyWindowMs of `now`. */
+function busyAt(now: number): boolean {
+  return now - state().lastAt <= WEBHOOK_PRIORITY.busyWindowMs;
+}
+
 /**
  * How long the worker rests before its next unit while webhooks arrive: as long as its last unit
  * took (from its start to `now`), at most maxWaitMs; nothing after it waited for work.
  */
 export function restBeforeNextUnitMs(now = Date.now()): number {
   const s = state();
-  const busy = now - s.lastAt <= WEBHOOK_PRIORITY.busyWindowMs;
-  if (!busy || !s.unitStartedAt) return 0;
+  if (!busyAt(now) || !s.unitStartedAt) return 0;
   return Math.min((now - s.unitStartedAt) * WEBHOOK_PRIORITY.busyRestFactor, WEBHOOK_PRIORITY.maxWaitMs);
 }
 
@@ -89,7 +93,6 @@ export function workerWaitsForWork(): void {
  */
 export async function yieldToWebhooks(policy: PipelinePolicy): Promise<PipelinePolicy> {
   const s = state();
-  const busy = () => Date.now() - s.lastAt <= WEBHOOK_PRIORITY.busyWindowMs;
   const restMs = restBeforeNextUnitMs();
   if (restMs > 0) await sleep(restMs);
   if (s.inFlight > 0) {
@@ -107,7 +110,7 @@ export async function yieldToWebhooks(policy: PipelinePolicy): Promise<PipelineP
     });
   }
   s.unitStartedAt = Date.now();
-  if (!busy()) return policy;
+  if (!busyAt(Date.now())) return policy;
   return {
     ...policy,
     batchSize: Math.min(policy.batchSize, WEBHOOK_PRIORITY.busyBatchSize),
