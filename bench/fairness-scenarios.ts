@@ -46,6 +46,8 @@ export interface ScenarioOptions {
   timeline: boolean;
   /** The fake Shopify Admin the caller started (the process routes Admin calls to one origin). */
   shopify?: ShopifyChild;
+  /** Every shop gets its offline session at that Admin (false with --no-admin: only the importing shop has one). */
+  sessions: boolean;
 }
 
 
@@ -159,7 +161,6 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
   const { openDatabase, installDatabase } = await import("../app/db.server");
   const { startWorker } = await import("../app/jobs/index.server");
   const { requestBackfill, backfillProgress } = await import("../app/backfill/backfill.server");
-  const { storeOfflineSession } = await import("../dev/shopify/offline-session");
   const { startEmulator } = await import("../dev/emulator/server");
 
   const loadAtStart = load3();
@@ -180,15 +181,12 @@ async function runOne(db: "pglite" | "postgres", scenario: Load, o: ScenarioOpti
     installDatabase(database);
     // Installed shops, as in the demo and in production: each has its offline session, and planning
     // asks Shopify's Admin (the child) what it asks there (a new subscriber's consent).
-    for (const shop of quiet) await connectBenchShop(shop, { url: emulator.url, apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey }, shopify);
+    const installed = o.sessions ? shopify : undefined;
+    for (const shop of quiet) await connectBenchShop(shop, { url: emulator.url, apiKey: emulator.createAccount({ doubleOptIn: false }).apiKey }, installed);
     const subjectAccount = emulator.createAccount({ doubleOptIn: false });
-    if (scenario === "import") {
-      await connectBenchShop(subject, { url: emulator.url, apiKey: subjectAccount.apiKey });
-      await shopify!.store({ customers: o.importCustomers, orders: 0, products: 0 });
-      await storeOfflineSession(subject, await shopify!.token(subject), "bench");
-    } else {
-      await connectBenchShop(subject, { url: emulator.url, apiKey: subjectAccount.apiKey }, shopify);
-    }
+    // The importing shop reads its history from that Admin: it has its session in any case.
+    await connectBenchShop(subject, { url: emulator.url, apiKey: subjectAccount.apiKey }, scenario === "import" ? shopify : installed);
+    if (scenario === "import") await shopify!.store({ customers: o.importCustomers, orders: 0, products: 0 });
     emulator.requests.length = 0;
     const throttled = { latencyMs: o.latencyMs, burst429: { count: 1_000_000_000, retryAfterSeconds: o.retryAfterSeconds, accountId: subjectAccount.accountId } };
     emulator.setFaults(scenario === "throttle" ? throttled : { latencyMs: o.latencyMs });

@@ -170,7 +170,7 @@ async function main(): Promise<void> {
   if (others.length) {
     const [importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog] = ["import-customers", "throttle-minutes", "retry-after", "throttle-backlog"].map((k) => Number(values[k as "retry-after"]));
     if (!(importCustomers >= 1 && importCustomers <= 200_000 && throttleMinutes > 0 && retryAfterSeconds >= 0 && throttleBacklog >= 0)) throw new Error("--import-customers 1..200000, --throttle-minutes > 0, --retry-after ≥ 0, --throttle-backlog ≥ 0");
-    await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline, shopify });
+    await runFairnessScenarios(others, { dbs, adminUrl, shops, everyMs, aloneMs, capMs, latencyMs, workers: pgWorkers, importCustomers, throttleMinutes, retryAfterSeconds, throttleBacklog, timeline: values.timeline, shopify, sessions: Boolean(sessions) });
   }
   if (!picked.includes("flood")) return void (await shopify?.close());
   const movers = (values.mover?.split(",") ?? [undefined]) as (Mover | undefined)[];
